@@ -1,0 +1,127 @@
+"""The ``gridemu`` command: a thin layer over :mod:`emulator.runner` and :mod:`emulator.scenario`.
+
+Errors a user can fix (a bad scenario, a trace line, an existing output
+directory) print one clear line and exit with status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+from tqdm import tqdm
+
+from . import runner, scenario
+from .config import ScenarioError
+from .policies import PolicyError
+
+EXIT_USAGE = 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.command(args)
+    except (ScenarioError, PolicyError, FileExistsError, FileNotFoundError) as err:
+        print(f"gridemu: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gridemu", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+    run = sub.add_parser("run", help="run a scenario and write a run directory")
+    run.add_argument(
+        "scenario", help=f"a scenario file, or a built-in name ({', '.join(scenario.builtin_names())})"
+    )
+    run.add_argument("--out", type=Path, help="run directory (default: a new runs/<name>-seed<N>-NNN)")
+    run.add_argument("--seed", type=int, help="override the scenario's seed")
+    run.add_argument("--backend", choices=["inproc"], default="inproc", help="where partitions run")
+    run.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario key, e.g. --set meta.policy=random (repeatable)",
+    )
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(command=_run)
+    inspect = sub.add_parser("inspect", help="print a run directory's summary and counts")
+    inspect.add_argument("run_dir", type=Path)
+    inspect.set_defaults(command=_inspect)
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    scen = scenario.load(args.scenario, args.overrides, seed=args.seed)
+    with tqdm(total=len(scen.jobs), unit="job", desc=scen.name, disable=args.quiet, leave=False) as bar:
+        result = runner.run(scen, args.out, on_progress=lambda done: bar.update(done - bar.n))
+    print(format_summary(result.summary))
+    print(f"run directory: {result.out_dir}")
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    path = args.run_dir / "summary.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{args.run_dir}: not a run directory (no summary.json)")
+    summary = json.loads(path.read_text())
+    print(format_summary(summary))
+    with pa.memory_map(str(args.run_dir / "events.arrow")) as source:
+        events = pa.ipc.open_file(source).read_all()
+    counts = events.column("kind").cast("string").value_counts().to_pylist()
+    print(
+        "events: "
+        + ", ".join(f"{c['values']} {c['counts']}" for c in sorted(counts, key=lambda c: c["values"]))
+    )
+    return 0
+
+
+COLUMNS = [
+    ("jobs", "jobs_finished", "{:d}"),
+    ("wait", "mean_wait", "{:.1f}"),
+    ("bsld", "mean_bounded_slowdown", "{:.2f}"),
+    ("late %", "late_percent", "{:.1f}"),
+    ("SU", "system_usage", "{:.3f}"),
+    ("LU", "license_usage", "{:.3f}"),
+    ("share", "workload_share", "{:.3f}"),
+    ("makespan", "makespan", "{:.0f}"),
+]
+
+
+def format_summary(summary: dict) -> str:
+    """The end-of-run table: one row per cluster and one for the grid."""
+    rows = [(name, metrics) for name, metrics in summary["clusters"].items()] + [("grid", summary["grid"])]
+    header = ["cluster"] + [title for title, _, _ in COLUMNS]
+    body = [[name] + [_cell(metrics.get(key), fmt) for _, key, fmt in COLUMNS] for name, metrics in rows]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = [
+        "  ".join(_pad(cell, w, i) for i, (cell, w) in enumerate(zip(r, widths, strict=True)))
+        for r in [header, *body]
+    ]
+    jobs = summary["jobs"]
+    lines.insert(1, "-" * len(lines[0]))
+    lines.append(f"{jobs['total']} jobs: {jobs['finished']} finished, {jobs['rejected']} rejected")
+    run = summary.get("run")
+    if run:
+        lines.append(
+            f"{run['events']} events in {run['rounds']} barrier rounds, {run['wall_seconds']:.2f} s wall"
+        )
+    return "\n".join(lines)
+
+
+def _pad(cell: str, width: int, column: int) -> str:
+    return cell.rjust(width) if column else cell.ljust(width)
+
+
+def _cell(value, fmt: str) -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Execution models: how running jobs progress and when their end is noticed.
+
+A local policy decides *what starts where*; its execution model decides *when
+it ends*. gridemu's own policies use :class:`Exact` (a job ends when its
+actual length is done at its speed). GridSim's SpaceShared policy only notices
+completions at its internal events, so the GridSim-compatible policies bring
+their own model (:class:`GridSimSpaceShared`, and the time-shared one).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from .model import Job
+from .resources import Plan
+
+if TYPE_CHECKING:
+    from .cluster import ClusterPartition
+
+
+class Run:
+    """A started job: where it runs, how fast, and when it is expected to end."""
+
+    __slots__ = ("done", "end", "estimated_end", "job", "machines", "pes", "plan", "seq", "speed", "start")
+
+    def __init__(self, job: Job, start: float, plan: Plan, machines: tuple, pes: tuple, speed: float) -> None:
+        self.job = job
+        self.start = start
+        self.plan = plan
+        self.machines = machines
+        self.pes = pes
+        self.speed = speed  # MIPS per CPU: the slowest machine used
+        self.estimated_end = start + job.estimate * job.bench / speed
+        self.end = math.inf  # set by the execution model when known
+        self.done = 0.0  # MI executed so far (models that track progress)
+        self.seq = 0
+
+
+class Exact:
+    """Each job ends exactly when its actual length is executed: ``start + runtime*bench/speed``."""
+
+    def started(self, part: ClusterPartition, run: Run) -> None:
+        run.end = run.start + run.job.runtime * run.job.bench / run.speed
+        part.push_finish(run)
+
+    def arrived(self, part: ClusterPartition) -> None:
+        """Nothing to update: progress is implicit in the end times."""
+
+    def tick(self, part: ClusterPartition) -> None:
+        raise AssertionError("the exact model schedules no ticks")
+
+
+HOUR = 3600.0
+
+
+class GridSimSpaceShared:
+    """GridSim 5.2 ``SpaceShared`` timing, as GRIDSIM.md states it.
+
+    Completions are noticed only at internal events ("ticks"): one at
+    ``start + int(max(1, length/MIPS) + 1)`` per started gridlet, and, after
+    every tick that leaves anything running, another an hour later. Ticks at
+    equal times are one tick (GridSim processes duplicates, but they change
+    nothing). At a tick, progress is accumulated the way GridSim does
+    (``MIPS * elapsed`` added at every update, updates at arrivals and ticks)
+    and gridlets whose remaining length reached 0 finish in start order, each
+    freeing its PE and letting the policy start the queue head.
+    """
+
+    def __init__(self) -> None:
+        self.last_update = 0.0
+        self.ticks: set[float] = set()
+
+    def _schedule_tick(self, part: ClusterPartition, time: float) -> None:
+        if time not in self.ticks:
+            self.ticks.add(time)
+            part.push_tick(time)
+
+    def _update(self, part: ClusterPartition) -> None:
+        span = part.now - self.last_update
+        if span <= 0.0:
+            return
+        self.last_update = part.now
+        for run in part.running.values():
+            run.done = min(run.done + run.speed * span, run.job.runtime * run.job.bench)
+
+    def started(self, part: ClusterPartition, run: Run) -> None:
+        remaining = run.job.runtime * run.job.bench - run.done
+        self._schedule_tick(part, run.start + int(max(1.0, remaining / run.speed) + 1))
+
+    def arrived(self, part: ClusterPartition) -> None:
+        self._update(part)
+
+    def tick(self, part: ClusterPartition) -> None:
+        self.ticks.discard(part.now)
+        if not part.running:
+            return
+        self._update(part)
+        for run in list(part.running.values()):
+            if run.job.runtime * run.job.bench - run.done <= 0.0:
+                part.finish(run)
+                part.schedule()
+        if part.running:
+            self._schedule_tick(part, part.now + HOUR)

@@ -1,0 +1,220 @@
+"""The grid model in GridSim's vocabulary: jobs (gridlets), machines, clusters, links.
+
+Everything here is plain data. Partitions own the mutable state built from it;
+policies read it. A job's length in MI is ``estimate * bench``: the estimate is
+measured on a reference machine of ``bench`` MIPS, so on a machine of ``mips``
+it lasts ``estimate * bench / mips`` by estimate and ``runtime * bench / mips``
+in fact (traces record both, and they differ).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+SINGLE = "single"
+SPREAD = "spread"
+PLACEMENTS = (SINGLE, SPREAD)
+USER_CLASSES = ("regular", "silver", "gold")
+
+
+class Job:
+    """One batch job (GridSim: Gridlet). Immutable by convention once built.
+
+    ``site`` names the cluster the job must run on ("" when the meta-scheduler
+    chooses); ``deadline`` is ``math.inf`` when the job has none.
+    """
+
+    __slots__ = (
+        "bench",
+        "checkpointable",
+        "cpus",
+        "deadline",
+        "estimate",
+        "id",
+        "in_bytes",
+        "licenses",
+        "out_bytes",
+        "placement",
+        "runtime",
+        "site",
+        "submit",
+        "user",
+        "user_class",
+    )
+
+    FIELDS = __slots__
+
+    def __init__(
+        self,
+        id: int,
+        submit: float,
+        cpus: int,
+        estimate: float,
+        runtime: float | None = None,
+        bench: float = 1.0,
+        licenses: tuple[str, ...] = (),
+        deadline: float = math.inf,
+        in_bytes: float = 0.0,
+        out_bytes: float = 0.0,
+        user: int = 0,
+        user_class: str = "regular",
+        checkpointable: bool = False,
+        site: str = "",
+        placement: str = SINGLE,
+    ) -> None:
+        self.id = int(id)
+        self.submit = float(submit)
+        self.cpus = int(cpus)
+        self.estimate = float(estimate)
+        self.runtime = self.estimate if runtime is None else float(runtime)
+        self.bench = float(bench)
+        self.licenses = tuple(licenses)
+        self.deadline = float(deadline)
+        self.in_bytes = float(in_bytes)
+        self.out_bytes = float(out_bytes)
+        self.user = int(user)
+        self.user_class = user_class
+        self.checkpointable = bool(checkpointable)
+        self.site = site
+        self.placement = placement
+
+    @property
+    def length(self) -> float:
+        """Estimated length in MI (what schedulers see)."""
+        return self.estimate * self.bench
+
+    @property
+    def actual_length(self) -> float:
+        """Actual length in MI (what the machines execute)."""
+        return self.runtime * self.bench
+
+    def to_tuple(self) -> tuple:
+        """Flat form for messages that cross process boundaries (msgpack-able)."""
+        return tuple(getattr(self, name) for name in self.FIELDS)
+
+    @classmethod
+    def from_tuple(cls, values: tuple | list) -> Job:
+        job = cls.__new__(cls)
+        for name, value in zip(cls.FIELDS, values, strict=True):
+            setattr(job, name, value)
+        job.licenses = tuple(job.licenses)
+        return job
+
+    def replace(self, **changes) -> Job:
+        """A copy with some attributes changed (the original stays as it was)."""
+        job = Job.from_tuple(self.to_tuple())
+        for name, value in changes.items():
+            setattr(job, name, value)
+        return job
+
+    def __repr__(self) -> str:
+        return (
+            f"Job(id={self.id}, submit={self.submit}, cpus={self.cpus}, "
+            f"estimate={self.estimate}, runtime={self.runtime}, placement={self.placement})"
+        )
+
+
+@dataclass(frozen=True)
+class Machine:
+    """An SMP machine: ``cpus`` space-shared PEs of one MIPS rating."""
+
+    cpus: int
+    mips: float
+    licenses: frozenset[str] | None = None  # None: can run every license
+    name: str = ""
+
+    def can_run(self, licenses: tuple[str, ...]) -> bool:
+        return self.licenses is None or all(lic in self.licenses for lic in licenses)
+
+
+@dataclass(frozen=True)
+class Link:
+    """A network link (GridSim: baud rate). ``bandwidth`` in bytes/s; inf = no transfer time.
+
+    Transfers on one link are serialized, as GridSim's Output entity sends one
+    packet stream at a time: see :class:`LinkClock`.
+    """
+
+    latency: float
+    bandwidth: float = math.inf
+
+    def transfer_time(self, nbytes: float) -> float:
+        if nbytes <= 0 or math.isinf(self.bandwidth):
+            return 0.0
+        return nbytes / self.bandwidth
+
+
+class LinkClock:
+    """The sending side of a link: serializes transfers (FIFO) and adds latency."""
+
+    __slots__ = ("busy_until", "link")
+
+    def __init__(self, link: Link) -> None:
+        self.link = link
+        self.busy_until = -math.inf
+
+    def send(self, now: float, nbytes: float) -> float:
+        """Delivery time of ``nbytes`` sent at ``now``, after earlier transfers on this link."""
+        transfer = self.link.transfer_time(nbytes)
+        if transfer == 0.0:
+            return now + self.link.latency
+        start = max(now, self.busy_until)
+        self.busy_until = start + transfer
+        return self.busy_until + self.link.latency
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A cluster (GridSim: GridResource): machines, a license pool, a local policy, a link.
+
+    ``license_per_machine``: count one license copy per machine using it (CS 2.0),
+    instead of one per job.
+    """
+
+    name: str
+    machines: tuple[Machine, ...]
+    link: Link
+    licenses: dict[str, int] = field(default_factory=dict)
+    policy: str = "fcfs"
+    license_per_machine: bool = False
+
+    @property
+    def cpus(self) -> int:
+        return sum(m.cpus for m in self.machines)
+
+    def fits(self, job: Job) -> str:
+        """Why ``job`` can never run here ("" if it can, given an empty cluster)."""
+        missing = [lic for lic in job.licenses if self.licenses.get(lic, 0) < 1]
+        if missing:
+            return f"cluster {self.name} has no copy of license(s) {', '.join(missing)}"
+        able = [m for m in self.machines if m.can_run(job.licenses)]
+        if job.placement == SINGLE:
+            best = max((m.cpus for m in able), default=0)
+            if job.cpus > best:
+                return (
+                    f"job needs {job.cpus} CPUs on one machine; the largest eligible "
+                    f"machine of cluster {self.name} has {best}"
+                )
+        else:
+            total = sum(m.cpus for m in able)
+            if job.cpus > total:
+                return f"job needs {job.cpus} CPUs; cluster {self.name} has {total} eligible CPUs"
+        return ""
+
+
+@dataclass(frozen=True)
+class Platform:
+    """The whole grid: clusters in a fixed order (their index is their partition id - 1)."""
+
+    clusters: tuple[Cluster, ...]
+
+    @property
+    def lookahead(self) -> float:
+        return min(c.link.latency for c in self.clusters)
+
+    def index(self, name: str) -> int:
+        for i, cluster in enumerate(self.clusters):
+            if cluster.name == name:
+                return i
+        raise KeyError(name)

@@ -1,0 +1,158 @@
+"""Where a job fits: first-fit placement now and EASY-style reservations later.
+
+One mechanism for every policy that places whole jobs on machines: a policy
+chooses *which* job, these helpers say *where* (``single``: all CPUs on one
+SMP machine; ``spread``: CPUs from several machines of the cluster, lowest
+machine index first). Machine order can be changed (e.g. fastest first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import SINGLE, Job
+from .resources import Plan, Resources
+
+
+def first_fit(
+    job: Job, free: np.ndarray, eligible: np.ndarray, order: np.ndarray | None = None
+) -> Plan | None:
+    """The plan placing ``job`` on the free CPUs ``free`` now, or None if it does not fit.
+
+    ``order``: machine indices in preference order (default: ascending index).
+    """
+    if job.placement == SINGLE:
+        fits = eligible & (free >= job.cpus)
+        if order is None:
+            hits = np.flatnonzero(fits)
+            return ((int(hits[0]), job.cpus),) if hits.size else None
+        hits = order[fits[order]]
+        return ((int(hits[0]), job.cpus),) if hits.size else None
+    usable = np.where(eligible, free, 0)
+    if order is not None:
+        usable = usable[order]
+    taken = np.cumsum(usable)
+    if taken.size == 0 or taken[-1] < job.cpus:
+        return None
+    last = int(np.searchsorted(taken, job.cpus))
+    counts = usable[: last + 1].copy()
+    counts[last] -= taken[last] - job.cpus
+    machines = np.arange(last + 1) if order is None else order[: last + 1]
+    plan = [(int(m), int(n)) for m, n in zip(machines, counts, strict=True) if n > 0]
+    plan.sort()
+    return tuple(plan)
+
+
+def plan_vector(plan: Plan, size: int) -> np.ndarray:
+    vec = np.zeros(size, dtype=np.int64)
+    for m, n in plan:
+        vec[m] += n
+    return vec
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """The earliest (estimated) time and place a blocked job can start.
+
+    ``spare_cpus`` and ``spare_licenses`` are what remains free at ``time`` once
+    the job is placed: a job that would still run at ``time`` may only use those.
+    """
+
+    time: float
+    plan: Plan
+    spare_cpus: np.ndarray
+    spare_licenses: dict[str, int]
+
+
+def speed(plan: Plan, mips: np.ndarray) -> float:
+    """MIPS per CPU of a plan: a spread job runs at the pace of its slowest machine."""
+    if len(plan) == 1:
+        return float(mips[plan[0][0]])
+    return float(min(mips[m] for m, _ in plan))
+
+
+class Scratch:
+    """A policy's working copy of free CPUs and licenses while it builds one decision list.
+
+    Within one pass resources only shrink, so a job shape that did not fit
+    cannot fit later in the pass: :meth:`fit` remembers the fewest CPUs that
+    failed per (licenses, placement, limit) and answers larger requests at once.
+    That keeps a scan over a long queue at one dictionary lookup per job.
+    """
+
+    def __init__(self, res: Resources) -> None:
+        self.res = res
+        self.free = res.free.copy()
+        self.total = int(self.free.sum())
+        self.licenses = dict(res.free_licenses)
+        self._failed: dict[tuple, int] = {}
+
+    def licenses_ok(self, job: Job, plan: Plan, pool: dict[str, int] | None = None) -> bool:
+        pool = self.licenses if pool is None else pool
+        return all(pool.get(lic, 0) >= n for lic, n in self.res.license_need(job, plan).items())
+
+    def fit(self, job: Job, cap: np.ndarray | None = None, pool: dict[str, int] | None = None) -> Plan | None:
+        """First-fit plan for ``job`` on what is still free (within ``cap`` and ``pool`` if given).
+
+        ``cap`` and ``pool`` must only shrink during the pass, like the free resources.
+        """
+        if job.cpus > self.total:
+            return None
+        key = (job.licenses, job.placement, cap is None)
+        if job.cpus >= self._failed.get(key, 1 << 62):
+            return None
+        free = self.free if cap is None else np.minimum(self.free, cap)
+        plan = first_fit(job, free, self.res.eligible(job.licenses))
+        if plan is None or not self.licenses_ok(job, plan, pool):
+            self._failed[key] = min(job.cpus, self._failed.get(key, 1 << 62))
+            return None
+        return plan
+
+    def take(self, job: Job, plan: Plan) -> None:
+        for lic, n in self.res.license_need(job, plan).items():
+            self.licenses[lic] -= n
+        for m, n in plan:
+            self.free[m] -= n
+        self.total -= job.cpus
+
+
+Ends = list[tuple[float, Plan, tuple[str, ...]]]
+
+
+def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | None:
+    """Reserve for ``job`` from running jobs' estimated ends ``(end, plan, licenses)``, sorted.
+
+    Releases are applied one end time at a time, starting from what ``scratch``
+    says is free now; the reservation is the first end time after which the job
+    fits (CPUs and license copies). With license copies counted per machine,
+    copies are counted per job here (never fewer than the job needs, so the
+    reservation is never too early). None when the job would not fit even on
+    an idle cluster.
+    """
+    free = scratch.free.copy()
+    licenses = dict(scratch.licenses)
+    eligible = scratch.res.eligible(job.licenses)
+    needs = {lic: job.licenses.count(lic) for lic in job.licenses}
+    i, count = 0, len(ends)
+    time = now
+    while True:
+        if all(licenses.get(lic, 0) >= n for lic, n in needs.items()):
+            plan = first_fit(job, free, eligible)
+            if plan is not None:
+                break
+        if i == count:
+            return None
+        time = max(ends[i][0], now)
+        while i < count and max(ends[i][0], now) == time:
+            _, released, held = ends[i]
+            for m, n in released:
+                free[m] += n
+            for lic in held:
+                licenses[lic] = licenses.get(lic, 0) + 1
+            i += 1
+    free -= plan_vector(plan, free.size)
+    for lic, n in needs.items():
+        licenses[lic] -= n
+    return Reservation(time, plan, free, licenses)

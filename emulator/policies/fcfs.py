@@ -1,0 +1,23 @@
+"""FCFS: strict arrival order; the queue head blocks everything behind it."""
+
+from __future__ import annotations
+
+from ..placement import Scratch
+from .local_base import Decision, LocalPolicy
+from .registry import LOCAL
+
+
+@LOCAL.register("fcfs")
+class Fcfs(LocalPolicy):
+    """Start queued jobs in arrival order, first fit, until one does not fit."""
+
+    def schedule(self, view) -> list[Decision]:
+        scratch = Scratch(view.resources)
+        starts: list[Decision] = []
+        for job in view.queue.values():
+            plan = scratch.fit(job)
+            if plan is None:
+                break
+            scratch.take(job, plan)
+            starts.append((job, plan))
+        return starts

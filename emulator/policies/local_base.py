@@ -1,0 +1,42 @@
+"""The local-policy interface: a read-only cluster view in, start decisions out."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..execution import Exact
+from ..model import Cluster, Job
+from ..resources import Plan
+
+if TYPE_CHECKING:
+    from ..cluster import ClusterView
+
+Decision = tuple[Job, Plan]
+"""Start ``job`` now on ``plan``."""
+
+
+class LocalPolicy:
+    """Base of local policies. Subclasses set ``name`` (by registering) and override :meth:`schedule`.
+
+    Keyword-only constructor arguments are the policy's parameters (settable
+    from the scenario file); ``rng`` (the partition's seeded stream) and
+    ``cluster`` (the static description) are passed by the engine when asked for.
+    """
+
+    name = "?"
+    execution: type = Exact
+    """The execution model (see :mod:`emulator.execution`) this policy's jobs run under."""
+
+    def __init__(self, *, rng: np.random.Generator | None = None, cluster: Cluster | None = None) -> None:
+        self.rng = rng
+        self.cluster = cluster
+
+    def admit(self, job: Job) -> Job:
+        """The job as this policy runs it (GridSim rewrites multi-PE gridlets); default unchanged."""
+        return job
+
+    def schedule(self, view: ClusterView) -> list[Decision]:
+        """Jobs to start now and where, given the cluster's state; must not mutate ``view``."""
+        raise NotImplementedError

@@ -1,0 +1,69 @@
+"""The baseline meta policies: round-robin, random, least-load (LARS) and own-site."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import Job
+from .meta_base import Choice, MetaPolicy, no_cluster
+from .registry import META
+
+
+@META.register("round-robin")
+class RoundRobin(MetaPolicy):
+    """The next eligible cluster after the last one chosen, in cluster order."""
+
+    def __init__(self, *, rng=None) -> None:
+        super().__init__(rng=rng)
+        self.last = -1
+
+    def choose(self, job: Job, view) -> Choice:
+        eligible = view.eligible(job)
+        n = eligible.size
+        for step in range(1, n + 1):
+            c = (self.last + step) % n
+            if eligible[c]:
+                self.last = c
+                return c
+        return no_cluster(job)
+
+
+@META.register("random")
+class Random(MetaPolicy):
+    """A uniformly random eligible cluster (the partition's seeded stream)."""
+
+    def choose(self, job: Job, view) -> Choice:
+        candidates = np.flatnonzero(view.eligible(job))
+        if candidates.size == 0:
+            return no_cluster(job)
+        return int(candidates[self.rng.integers(candidates.size)])
+
+
+@META.register("least-load")
+class LeastLoad(MetaPolicy):
+    """LARS: the eligible cluster with the fewest queued jobs (as last reported, plus jobs in flight).
+
+    Ties go to the lowest cluster index.
+    """
+
+    def choose(self, job: Job, view) -> Choice:
+        eligible = view.eligible(job)
+        if not eligible.any():
+            return no_cluster(job)
+        load = np.where(eligible, view.queued, np.iinfo(np.int64).max)
+        return int(np.argmin(load))
+
+
+@META.register("own-site")
+class OwnSite(MetaPolicy):
+    """The cluster the job names (a trace's site); rejected when it names none or an unknown one."""
+
+    def choose(self, job: Job, view) -> Choice:
+        c = view.cluster_index.get(job.site)
+        if c is None:
+            return f"job {job.id} names site {job.site!r}, which is not a cluster of this platform"
+        if not view.eligible(job)[c]:
+            return f"job {job.id} cannot run on its own site {job.site}: " + view.platform.clusters[c].fits(
+                job
+            )
+        return c

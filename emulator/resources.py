@@ -1,0 +1,118 @@
+"""A cluster's allocatable resources: PEs of each machine and license copies.
+
+PE identity is kept (lowest-numbered free PE first, as GridSim does) so traces
+can say which CPUs ran a job; policies mostly read the per-machine free counts,
+a numpy array they can vectorize over.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from .model import Cluster, Job
+
+Plan = tuple[tuple[int, int], ...]
+"""Where a job runs: ``((machine index, CPUs on it), ...)``, machines ascending."""
+
+
+class OverAllocation(RuntimeError):
+    """A policy asked for CPUs or license copies that are not free (a policy bug)."""
+
+
+class Resources:
+    """Free PEs per machine and free license copies of one cluster."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        machines = cluster.machines
+        self.mips = np.array([m.mips for m in machines], dtype=float)
+        self.capacity = np.array([m.cpus for m in machines], dtype=np.int64)
+        self._free = self.capacity.copy()
+        self.free = self._free.view()
+        self.free.flags.writeable = False
+        self._free_pes = [list(range(m.cpus)) for m in machines]
+        self.free_licenses: dict[str, int] = dict(sorted(cluster.licenses.items()))
+        self.per_machine = cluster.license_per_machine
+        self._holders: Counter[tuple[int, str]] = Counter()
+        self._eligible: dict[tuple[str, ...], np.ndarray] = {}
+
+    @property
+    def free_cpus(self) -> int:
+        return int(self._free.sum())
+
+    def eligible(self, licenses: tuple[str, ...]) -> np.ndarray:
+        """Read-only mask of the machines able to run every license in ``licenses``."""
+        mask = self._eligible.get(licenses)
+        if mask is None:
+            mask = np.array([m.can_run(licenses) for m in self.cluster.machines], dtype=bool)
+            mask.flags.writeable = False
+            self._eligible[licenses] = mask
+        return mask
+
+    def license_need(self, job: Job, plan: Plan) -> dict[str, int]:
+        """Copies ``job`` would take if started on ``plan`` now."""
+        if not job.licenses:
+            return {}
+        if not self.per_machine:
+            return dict(Counter(job.licenses))
+        need: Counter[str] = Counter()
+        for lic in set(job.licenses):
+            need[lic] = sum(1 for m, _ in plan if self._holders[(m, lic)] == 0)
+        return dict(need)
+
+    def licenses_free_for(self, job: Job, plan: Plan = ()) -> bool:
+        free = self.free_licenses
+        return all(free.get(lic, 0) >= n for lic, n in self.license_need(job, plan).items())
+
+    def allocate(self, job: Job, plan: Plan) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Take the plan's PEs (lowest free first) and the job's licenses.
+
+        Returns ``(machines, pes)``: one entry per CPU, the machine and its PE index.
+        """
+        need = self.license_need(job, plan)
+        for lic, n in need.items():
+            if self.free_licenses.get(lic, 0) < n:
+                raise OverAllocation(f"job {job.id}: license {lic} has no free copy")
+        machines: list[int] = []
+        pes: list[int] = []
+        for m, n in plan:
+            pool = self._free_pes[m]
+            if n > len(pool):
+                raise OverAllocation(f"job {job.id}: machine {m} has {len(pool)} free CPUs, not {n}")
+            machines.extend([m] * n)
+            pes.extend(pool[:n])
+            del pool[:n]
+            self._free[m] -= n
+        for lic, n in need.items():
+            self.free_licenses[lic] -= n
+        if self.per_machine:
+            for lic in set(job.licenses):
+                for m, _ in plan:
+                    self._holders[(m, lic)] += 1
+        return tuple(machines), tuple(pes)
+
+    def release(self, job: Job, machines: tuple[int, ...], pes: tuple[int, ...]) -> None:
+        """Give back what :meth:`allocate` took."""
+        for m, pe in zip(machines, pes, strict=True):
+            pool = self._free_pes[m]
+            if not pool or pe > pool[-1]:
+                pool.append(pe)
+            else:
+                pool.append(pe)
+                pool.sort()
+            self._free[m] += 1
+        if not job.licenses:
+            return
+        if not self.per_machine:
+            for lic in job.licenses:
+                self.free_licenses[lic] += 1
+            return
+        for lic in set(job.licenses):
+            for m in sorted(set(machines)):
+                key = (m, lic)
+                self._holders[key] -= 1
+                if self._holders[key] == 0:
+                    del self._holders[key]
+                    self.free_licenses[lic] += 1

@@ -1,0 +1,307 @@
+"""Scenario files (TOML): platform, workload, policies, seed. Validated with precise errors.
+
+A scenario argument is either a built-in name (``quickstart``, see
+:func:`builtin_names`) or a path. ``--set key=value`` overrides apply to the
+raw TOML before validation, so an override gets the same checks as the file.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .config import ScenarioError, Table
+from .model import PLACEMENTS, USER_CLASSES, Cluster, Job, Link, Machine, Platform
+from .policies import LOCAL, META, PolicyError, PolicySpec
+
+WORKLOAD_STREAM = 1 << 30
+"""Spawn key of the workload generator's random stream (partitions use their ids, 0..n)."""
+
+SOURCES = ("synthetic", "swf", "gridlets")
+
+
+@dataclass
+class Scenario:
+    """A validated scenario: everything a run needs, plus its effective configuration."""
+
+    name: str
+    source: str
+    seed: int
+    platform: Platform
+    meta: PolicySpec
+    local: list[PolicySpec]
+    jobs: list[Job]
+    direct_link: Link | None
+    direct: bool
+    effective: dict[str, Any] = field(default_factory=dict)
+
+    def seed_sequence(self, stream: int) -> np.random.SeedSequence:
+        """The random stream of a partition (its id) or of the workload generator."""
+        return np.random.SeedSequence(self.seed, spawn_key=(stream,))
+
+
+def builtin_names() -> list[str]:
+    folder = resources.files("emulator") / "examples"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def load(scenario: str | Path, overrides: list[str] = (), seed: int | None = None) -> Scenario:
+    """Read a built-in scenario by name, or a TOML file by path, and validate it."""
+    text, source, base = _read(scenario)
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ScenarioError(f"{source}: not valid TOML: {err}") from None
+    for item in overrides:
+        _override(raw, item)
+    if seed is not None:
+        raw["seed"] = seed
+    return parse(raw, source, base)
+
+
+def _read(scenario: str | Path) -> tuple[str, str, Path]:
+    name = str(scenario)
+    if name in builtin_names():
+        path = resources.files("emulator") / "examples" / f"{name}.toml"
+        return path.read_text(), f"built-in scenario '{name}'", Path(str(path)).parent
+    path = Path(name)
+    if not path.is_file():
+        known = ", ".join(builtin_names())
+        raise ScenarioError(f"{name}: no such scenario file, and not a built-in scenario (built-in: {known})")
+    return path.read_text(), str(path), path.resolve().parent
+
+
+def _override(raw: dict, item: str) -> None:
+    """Apply ``key.sub=value``; the value is read as TOML (``1``, ``"x"``, ``[1, 2]``) or else as a string."""
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise ScenarioError(f"--set {item!r}: expected key=value, e.g. meta.policy=random")
+    try:
+        parsed = tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value.strip()
+    target = raw
+    parts = key.strip().split(".")
+    for i, part in enumerate(parts[:-1]):
+        if isinstance(target, list):
+            if not part.isdigit() or int(part) >= len(target):
+                raise ScenarioError(
+                    f"--set {item!r}: '{'.'.join(parts[: i + 1])}' is not an index of that array"
+                )
+            target = target[int(part)]
+        else:
+            target = target.setdefault(part, {})
+        if not isinstance(target, dict | list):
+            raise ScenarioError(f"--set {item!r}: '{'.'.join(parts[: i + 1])}' is not a table")
+    if isinstance(target, list):
+        raise ScenarioError(f"--set {item!r}: give an index into '{'.'.join(parts[:-1])}'")
+    target[parts[-1]] = parsed
+
+
+def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
+    """Validate a TOML document already read into ``raw``."""
+    top = Table(raw, source)
+    name = top.get("name", str, Path(source).stem)
+    seed = top.number("seed", 1, low=0, integer=True)
+    top.choice("backend", ("inproc",), "inproc")
+    meta = _policy(top.table("meta", {}), META, "least-load")
+    local_default = top.table("local", {})
+    default_spec = local_default.get("policy", str, "fcfs")
+    local_default.done()
+    clusters, local = _clusters(top.tables("clusters"), default_spec)
+    platform = Platform(tuple(clusters))
+    workload = top.table("workload")
+    jobs, direct_link, direct = _workload(
+        workload,
+        platform,
+        np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(WORKLOAD_STREAM,))),
+        base,
+    )
+    top.done()
+    return Scenario(name, source, seed, platform, meta, local, jobs, direct_link, direct, top.effective)
+
+
+def _policy(table: Table, registry, default: str) -> PolicySpec:
+    text = table.get("policy", str, default)
+    params = table.table("params", {})
+    try:
+        spec = PolicySpec.parse(text, params.data)
+        registry.create(spec)
+    except PolicyError as err:
+        raise ScenarioError(f"{table.source}: key '{table.key('policy')}': {err}") from None
+    table.effective["policy"] = spec.name
+    params.effective.clear()
+    params.effective.update(registry.defaults(spec.name))
+    params.effective.update(spec.params)
+    table.done()
+    return spec
+
+
+def _clusters(tables: list[Table], default_policy: str) -> tuple[list[Cluster], list[PolicySpec]]:
+    if not tables:
+        raise ScenarioError(
+            f"{(tables and tables[0].source) or 'scenario'}: at least one [[clusters]] is needed"
+        )
+    clusters, specs, names = [], [], set()
+    for t in tables:
+        name = t.get(
+            "name",
+            str,
+            f"cluster{len(clusters)}",
+            check=lambda v: v not in names and v != "",
+            expected="a unique, non-empty name",
+        )
+        names.add(name)
+        latency = t.number("latency", 1.0, low=0.0, strict_low=True)
+        bandwidth = _bandwidth(t)
+        licenses = t.table("licenses", {})
+        pool = {lic: licenses.number(lic, low=0, integer=True) for lic in sorted(licenses.data)}
+        per_machine = t.get("license_per_machine", bool, False)
+        spec = _policy(_PolicyTable(t), LOCAL, default_policy)
+        machines = []
+        for m in t.tables("machines"):
+            count = m.number("count", 1, low=1, integer=True)
+            cpus = m.number("cpus", low=1, integer=True)
+            mips = m.number("mips", low=0.0, strict_low=True)
+            able = (
+                m.get(
+                    "licenses",
+                    list,
+                    None,
+                    check=lambda v: all(isinstance(x, str) for x in v),
+                    expected="a list of license names",
+                )
+                if m.has("licenses")
+                else None
+            )
+            m.done()
+            machines += [Machine(cpus, mips, None if able is None else frozenset(able)) for _ in range(count)]
+        if not machines:
+            raise t.fail("machines", [], "at least one [[clusters.machines]] table")
+        t.done()
+        clusters.append(
+            Cluster(name, tuple(machines), Link(latency, bandwidth), pool, str(spec), per_machine)
+        )
+        specs.append(spec)
+    return clusters, specs
+
+
+class _PolicyTable(Table):
+    """A cluster's ``policy`` / ``params`` keys read as a policy table sharing the cluster's records."""
+
+    def __init__(self, cluster: Table) -> None:
+        super().__init__(cluster.data, cluster.source, cluster.path)
+        self.effective = cluster.effective
+
+    def done(self) -> None:
+        """The cluster table checks its own keys."""
+
+
+def _bandwidth(t: Table) -> float:
+    """``bandwidth`` in bytes/s, or GridSim's ``baud_rate`` in bits/s; absent = no transfer time."""
+    if t.has("baud_rate"):
+        return t.number("baud_rate", low=0.0, strict_low=True) / 8.0
+    return t.number("bandwidth", math.inf, low=0.0, strict_low=True)
+
+
+def _workload(t: Table, platform: Platform, rng: np.random.Generator, base: Path):
+    source = t.choice("source", SOURCES)
+    site = t.get(
+        "site",
+        str,
+        "",
+        check=lambda v: v == "" or v in {c.name for c in platform.clusters},
+        expected=f"one of the clusters: {', '.join(c.name for c in platform.clusters)}",
+    )
+    direct = t.get("direct", bool, True)
+    link = t.table("link", {})
+    direct_link = Link(0.0, _bandwidth(link)) if link.data else None
+    link.done()
+    if source == "synthetic":
+        jobs = _synthetic(t, platform, rng)
+    elif source == "swf":
+        jobs = _swf(t, base)
+    else:
+        jobs = [_gridlet(g) for g in t.tables("gridlets")]
+    if site:
+        jobs = [j if j.site else j.replace(site=site) for j in jobs]
+    t.done()
+    _check_unique(jobs, t)
+    return jobs, direct_link, direct
+
+
+def _synthetic(t: Table, platform: Platform, rng: np.random.Generator) -> list[Job]:
+    from workloads.synthetic import SyntheticSpec, generate
+
+    values: dict[str, Any] = {}
+    for f in fields(SyntheticSpec):
+        if isinstance(f.default, tuple):
+            values[f.name] = (
+                t.pair(f.name, f.default, integer=isinstance(f.default[0], int))
+                if len(f.default) == 2
+                else tuple(t.get(f.name, list, list(f.default)))
+            )
+        elif f.name == "placement":
+            values[f.name] = t.choice(f.name, PLACEMENTS, f.default)
+        else:
+            values[f.name] = t.number(f.name, f.default, low=0, integer=isinstance(f.default, int))
+    names = sorted({lic for c in platform.clusters for lic in c.licenses})
+    return generate(SyntheticSpec(**values), rng, names)
+
+
+def _swf(t: Table, base: Path) -> list[Job]:
+    from workloads.swf import TraceError, read_swf
+
+    path = Path(t.get("path", str))
+    path = path if path.is_absolute() else base / path
+    rules = t.choice("rules", ("gridsim",), "gridsim")
+    rating = t.number("rating", 1.0, low=0.0, strict_low=True)
+    limit = t.number("limit", 0, low=0, integer=True)
+    placement = t.choice("placement", PLACEMENTS, "spread")
+    try:
+        trace = read_swf(path, rules=rules, rating=rating, limit=limit or None, placement=placement)
+    except (OSError, TraceError) as err:
+        raise ScenarioError(f"{t.source}: key '{t.key('path')}': {err}") from None
+    return trace.jobs
+
+
+def _gridlet(g: Table) -> Job:
+    """An explicit job; ``length`` (MI) may stand for ``estimate`` with ``bench`` = 1 (GridSim style)."""
+    bench = g.number("bench", 1.0, low=0.0, strict_low=True)
+    if g.has("length"):
+        estimate = g.number("length", low=0.0, strict_low=True) / bench
+    else:
+        estimate = g.number("estimate", low=0.0, strict_low=True)
+    job = Job(
+        id=g.number("id", low=0, integer=True),
+        submit=g.number("submit", 0.0, low=0.0),
+        cpus=g.number("cpus", 1, low=1, integer=True),
+        estimate=estimate,
+        runtime=g.number("runtime", estimate, low=0.0, strict_low=True),
+        bench=bench,
+        licenses=tuple(g.get("licenses", list, [])),
+        deadline=g.number("deadline", math.inf),
+        in_bytes=g.number("in_bytes", 0.0, low=0.0),
+        out_bytes=g.number("out_bytes", 0.0, low=0.0),
+        user=g.number("user", 0, integer=True),
+        user_class=g.choice("user_class", USER_CLASSES, "regular"),
+        checkpointable=g.get("checkpointable", bool, False),
+        site=g.get("site", str, ""),
+        placement=g.choice("placement", PLACEMENTS, "single"),
+    )
+    g.done()
+    return job
+
+
+def _check_unique(jobs: list[Job], t: Table) -> None:
+    seen: set[int] = set()
+    for job in jobs:
+        if job.id in seen:
+            raise ScenarioError(f"{t.source}: workload has two jobs with id {job.id}; ids must be unique")
+        seen.add(job.id)

@@ -1,0 +1,202 @@
+"""Trace files: ``events.arrow`` (one row per event) and ``jobs.arrow`` (one row per job).
+
+Only the driver writes. Rows arrive per barrier round; each round's rows are
+later than every earlier round's, so buffered rows are sorted by
+``(time, partition)`` (stable, keeping each partition's sequence order) and
+written in batches. Files are written under ``NAME.part`` and renamed when
+complete: a crash never leaves a corrupt file under the final name (after a
+Python error the ``.part`` file is closed and readable up to the last batch).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from .messages import ARRIVE, DISPATCHED, EVENT_KINDS, FINISH, REJECT, START
+from .model import Job, Platform
+
+EVENT_SCHEMA = pa.schema(
+    [
+        ("time", pa.float64()),
+        ("kind", pa.dictionary(pa.int8(), pa.string())),
+        ("job", pa.int64()),
+        ("cluster", pa.int32()),
+        ("partition", pa.int32()),
+        ("cpus", pa.int32()),
+        ("machines", pa.list_(pa.int32())),
+        ("pes", pa.list_(pa.int32())),
+        ("info", pa.string()),
+    ]
+)
+_KINDS = pa.array(EVENT_KINDS, pa.string())
+
+JOB_INPUTS = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("submit", pa.float64()),
+        ("cpus", pa.int32()),
+        ("estimate", pa.float64()),
+        ("runtime", pa.float64()),
+        ("bench", pa.float64()),
+        ("licenses", pa.list_(pa.string())),
+        ("deadline", pa.float64()),
+        ("in_bytes", pa.float64()),
+        ("out_bytes", pa.float64()),
+        ("user", pa.int64()),
+        ("user_class", pa.string()),
+        ("checkpointable", pa.bool_()),
+        ("site", pa.string()),
+        ("placement", pa.string()),
+    ]
+)
+
+
+class PartFile:
+    """An Arrow IPC file written as ``path.part`` and renamed to ``path`` on :meth:`commit`."""
+
+    def __init__(self, path: Path, schema: pa.Schema) -> None:
+        self.path = Path(path)
+        self.part = self.path.with_name(self.path.name + ".part")
+        self._sink = pa.OSFile(str(self.part), "wb")
+        self._writer = pa.ipc.new_file(self._sink, schema)
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self._writer.write_batch(batch)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._sink.close()
+            self._writer = None
+
+    def commit(self) -> None:
+        self.close()
+        os.replace(self.part, self.path)
+
+
+class Outcomes:
+    """Each job's outcome, filled from the event rows as they are written."""
+
+    def __init__(self, jobs: list[Job], platform: Platform) -> None:
+        self.names = [c.name for c in platform.clusters]
+        self.pos = {job.id: i for i, job in enumerate(jobs)}
+        n = len(jobs)
+        self.cluster = np.full(n, -1, dtype=np.int32)
+        self.arrive = np.full(n, np.nan)
+        self.start = np.full(n, np.nan)
+        self.finish = np.full(n, np.nan)
+        self.reason: list[str | None] = [None] * n
+        self.machines: list[tuple] = [()] * n
+        self.pes: list[tuple] = [()] * n
+
+    def record(self, rows: list[tuple]) -> None:
+        pos = self.pos
+        for time, kind, job, cluster, _, machines, pes, info in rows:
+            if kind in (DISPATCHED, ARRIVE):
+                i = pos[job]
+                self.cluster[i] = cluster
+                if kind == ARRIVE:
+                    self.arrive[i] = time
+            elif kind == START:
+                i = pos[job]
+                self.start[i] = time
+                self.machines[i] = machines
+                self.pes[i] = pes
+            elif kind == FINISH:
+                self.finish[pos[job]] = time
+            elif kind == REJECT:
+                self.reason[pos[job]] = info
+
+    def table(self, jobs: list[Job]) -> pa.Table:
+        columns = {name: [getattr(j, name) for j in jobs] for name in JOB_INPUTS.names}
+        columns["deadline"] = [None if d == float("inf") else d for d in columns["deadline"]]
+        inputs = pa.table(columns, schema=JOB_INPUTS)
+        finished = ~np.isnan(self.finish)
+        status = np.where(finished, "finished", "rejected")
+        names = np.array([*self.names, None], dtype=object)[self.cluster]
+        submit = np.array(columns["submit"], dtype=float)
+        outcome = {
+            "status": pa.array(status.tolist(), pa.string()),
+            "reason": pa.array(self.reason, pa.string()),
+            "cluster": pa.array(names.tolist(), pa.string()),
+            "arrive": pa.array(self.arrive, from_pandas=True),
+            "start": pa.array(self.start, from_pandas=True),
+            "finish": pa.array(self.finish, from_pandas=True),
+            "wait": pa.array(self.start - submit, from_pandas=True),
+            "machines": pa.array(self.machines, pa.list_(pa.int32())),
+            "pes": pa.array(self.pes, pa.list_(pa.int32())),
+        }
+        for name, column in outcome.items():
+            inputs = inputs.append_column(name, column)
+        return inputs
+
+
+class TraceWriter:
+    """Collects each round's rows, writes ``events.arrow`` in sorted batches, then ``jobs.arrow``."""
+
+    def __init__(self, out_dir: Path, jobs: list[Job], platform: Platform, batch_rows: int = 65536) -> None:
+        self.out_dir = Path(out_dir)
+        self.jobs = jobs
+        self.outcomes = Outcomes(jobs, platform)
+        self.events = PartFile(self.out_dir / "events.arrow", EVENT_SCHEMA)
+        self.batch_rows = batch_rows
+        self._rows: list[tuple] = []
+        self._pids: list[int] = []
+        self.rows_written = 0
+
+    def __call__(self, horizon: float, results: dict) -> None:
+        for pid, (_, _, rows) in results.items():
+            if rows:
+                self._rows.extend(rows)
+                self._pids.extend([pid] * len(rows))
+        if len(self._rows) >= self.batch_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._rows:
+            return
+        rows, pids = self._rows, np.array(self._pids, dtype=np.int32)
+        self._rows, self._pids = [], []
+        times = np.fromiter((r[0] for r in rows), dtype=float, count=len(rows))
+        order = np.lexsort((pids, times))
+        if not np.array_equal(order, np.arange(order.size)):
+            rows = [rows[i] for i in order]
+            pids, times = pids[order], times[order]
+        self.outcomes.record(rows)
+        self.events.write(_event_batch(rows, pids, times))
+        self.rows_written += len(rows)
+
+    def close(self, ok: bool) -> pa.Table | None:
+        """Flush and finish the files: commit both on success, leave readable ``.part`` files otherwise."""
+        self.flush()
+        if not ok:
+            self.events.close()
+            return None
+        self.events.commit()
+        table = self.outcomes.table(self.jobs)
+        jobs_file = PartFile(self.out_dir / "jobs.arrow", table.schema)
+        for batch in table.to_batches(max_chunksize=self.batch_rows):
+            jobs_file.write(batch)
+        jobs_file.commit()
+        return table
+
+
+def _event_batch(rows: list[tuple], pids: np.ndarray, times: np.ndarray) -> pa.RecordBatch:
+    _, kind, job, cluster, cpus, machines, pes, info = zip(*rows, strict=True)
+    kinds = pa.DictionaryArray.from_arrays(pa.array(kind, pa.int8()), _KINDS)
+    columns = [
+        pa.array(times),
+        kinds,
+        pa.array(job, pa.int64()),
+        pa.array(cluster, pa.int32()),
+        pa.array(pids),
+        pa.array(cpus, pa.int32()),
+        pa.array(machines, pa.list_(pa.int32())),
+        pa.array(pes, pa.list_(pa.int32())),
+        pa.array(info, pa.string()),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=EVENT_SCHEMA)

@@ -1,0 +1,256 @@
+"""A minimal reader of Standard Workload Format (SWF) traces.
+
+SWF (Parallel Workloads Archive): one job per line, 18 whitespace-separated
+integer fields, -1 for unknown, ``;`` starts a comment; the comment lines
+before the first job form a ``Key: value`` header.
+
+``rules="gridsim"`` turns lines into jobs exactly as GridSim 5.2's
+``gridsim.util.Workload`` does (docs: GRIDSIM.md section 2), so that runs can
+be compared with GridSim's output row for row. Where GridSim drops a line
+without a word or crashes, this reader records why in :attr:`SwfTrace.skipped`
+instead, so that nothing disappears silently.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+
+from emulator.model import PLACEMENTS, SPREAD, Job
+
+__all__ = ["RULES", "SkippedLine", "SwfTrace", "TraceError", "read_swf"]
+
+RULES = ("gridsim",)
+FIELDS = 18
+# 1-based SWF field numbers and names, for messages.
+FIELD_NAMES = {
+    1: "job number",
+    2: "submit time",
+    4: "run time",
+    5: "allocated processors",
+    8: "requested processors",
+    9: "requested time",
+}
+GRIDSIM_FILE_SIZE = 1500.0  # GridSim Workload's gridlet file size: gridsim.net.Link.DEFAULT_MTU
+
+# Java's Integer/Long syntax: Python's int() would also take "1_000", which GridSim rejects.
+_JAVA_INT = re.compile(r"[+-]?\d+").fullmatch
+_HEADER = re.compile(r";\s*([A-Za-z][\w-]*):(?!\S)\s*(.*?)\s*$")  # "Key: value", not "http://..."
+
+
+class TraceError(ValueError):
+    """A trace that cannot be read as asked: says where (file, line), what was wrong, what was expected."""
+
+    def __init__(self, path: str, line: int | None, problem: str, expected: str) -> None:
+        self.path = path
+        self.line = line
+        self.problem = problem
+        self.expected = expected
+        where = path if line is None else f"{path}, line {line}"
+        super().__init__(f"{where}: {problem}; expected {expected}")
+
+
+@dataclass(frozen=True)
+class SkippedLine:
+    """A non-comment line the rules turned into no job, and why."""
+
+    line: int  # 1-based line number in the file
+    reason: str
+
+
+@dataclass
+class SwfTrace:
+    """The jobs of one trace file, its header and the lines that gave no job."""
+
+    jobs: list[Job]
+    header: dict[str, str]
+    skipped: list[SkippedLine]
+    path: str
+    # Line of each job, by job id: lets later error messages point into the file.
+    job_lines: dict[int, int] = field(default_factory=dict, repr=False)
+
+
+@contextmanager
+def _open_text(path: Path) -> Iterator[io.TextIOBase]:
+    """Plain, ``.gz`` or ``.zip`` as text lines, chosen by content (magic bytes), not by name.
+
+    Decoding errors are replaced: only ASCII digits matter for jobs, and a stray
+    byte in a header note must not make a trace unreadable.
+    """
+    with path.open("rb") as raw:
+        magic = raw.read(4)
+    if magic[:2] == b"\x1f\x8b":
+        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as text:
+            yield text
+    elif magic == b"PK\x03\x04":
+        with zipfile.ZipFile(path) as archive:
+            member = _zip_member(archive, str(path))
+            with archive.open(member) as binary:
+                yield io.TextIOWrapper(binary, encoding="utf-8", errors="replace")
+    else:
+        with path.open(encoding="utf-8", errors="replace") as text:
+            yield text
+
+
+def _zip_member(archive: zipfile.ZipFile, path: str) -> str:
+    """The single member, else the first ``.swf`` one (GridSim would read every member in turn)."""
+    names = [info.filename for info in archive.infolist() if not info.is_dir()]
+    if len(names) == 1:
+        return names[0]
+    for name in names:
+        if name.lower().endswith(".swf"):
+            return name
+    raise TraceError(
+        path,
+        None,
+        f"zip archive holds {len(names)} members ({', '.join(names[:5])})",
+        "one member or a .swf member",
+    )
+
+
+def _gridsim_values(f: list[str]) -> tuple[int, int, int, int]:
+    """Job number, submit, run time and processors as GridSim reads them (before its clamping).
+
+    GridSim parses field 4 only when field 9 is -1, and field 5 only when field 8
+    is -1 or 0, so a bad value in a field it does not read does not skip the line.
+    """
+    job, submit, runtime = int(f[0]), int(f[1]), int(f[8])
+    if runtime == -1:
+        runtime = int(f[3])
+    procs = int(f[7])
+    if procs == -1 or procs == 0:
+        procs = int(f[4])
+    return job, submit, runtime, procs
+
+
+def _bad_field(f: list[str]) -> int | None:
+    """First field (1-based) GridSim would fail to parse, in its order; None when all it reads are fine."""
+    order = [1, 2, 9]
+    if _JAVA_INT(f[8]) and int(f[8]) == -1:
+        order.append(4)
+    order.append(8)
+    if _JAVA_INT(f[7]) and int(f[7]) in (-1, 0):
+        order.append(5)
+    return next((n for n in order if not _JAVA_INT(f[n - 1])), None)
+
+
+def read_swf(
+    path: str | PathLike[str],
+    *,
+    rules: str = "gridsim",
+    rating: float = 1.0,
+    limit: int | None = None,
+    site: str = "",
+    placement: str = SPREAD,
+    strict: bool = False,
+) -> SwfTrace:
+    """Read an SWF trace (plain, ``.gz`` or ``.zip``) into jobs.
+
+    ``rating``: MIPS of the reference machine; a job's length in MI is its run
+    time x ``rating``, as GridSim computes it. ``limit``: stop after that many
+    jobs. ``site`` and ``placement`` are copied into every job. ``strict``: a
+    non-integer field GridSim reads raises :class:`TraceError` instead of
+    skipping the line. Job ids must be unique (the emulator keys on them):
+    a repeated id raises :class:`TraceError` naming both lines.
+    """
+    if rules not in RULES:
+        raise ValueError(f"unknown SWF rules {rules!r}; accepted: {', '.join(map(repr, RULES))}")
+    if not rating > 0:
+        raise ValueError(f"rating must be > 0 MIPS, got {rating!r}")
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0 or None, got {limit!r}")
+    if placement not in PLACEMENTS:
+        raise ValueError(f"unknown placement {placement!r}; accepted: {', '.join(map(repr, PLACEMENTS))}")
+    name = str(path)
+    trace = SwfTrace(jobs=[], header={}, skipped=[], path=name)
+    jobs, skipped, seen = trace.jobs, trace.skipped, trace.job_lines
+    header: dict[str, str] | None = trace.header  # None once the first data line is seen
+    last_key = ""  # header key a keyless comment line continues
+    bench = float(rating)
+    if limit == 0:
+        return trace
+    with _open_text(Path(path)) as lines:
+        for number, line in enumerate(lines, 1):
+            f = line.split()
+            if not f:
+                continue
+            if f[0][0] == ";":
+                if header is not None:
+                    last_key = _header_line(header, line.strip(), last_key)
+                continue
+            header = None
+            if len(f) < FIELDS:
+                skipped.append(SkippedLine(number, f"{len(f)} fields, expected {FIELDS}"))
+                continue
+            try:
+                if "_" in line:  # int() accepts "1_000": let the strict check decide
+                    raise ValueError
+                job, submit, runtime, procs = _gridsim_values(f)
+            except ValueError:
+                bad = _bad_field(f)
+                if bad is None:  # "_" only in fields GridSim does not read
+                    job, submit, runtime, procs = _gridsim_values(f)
+                else:
+                    what = f"field {bad} ({FIELD_NAMES[bad]}) is {f[bad - 1]!r}"
+                    if strict:
+                        raise TraceError(name, number, what, "an integer") from None
+                    skipped.append(SkippedLine(number, f"{what}, not an integer"))
+                    continue
+            if job in seen:
+                raise TraceError(
+                    name, number, f"job number {job} already used at line {seen[job]}", "unique job numbers"
+                )
+            seen[job] = number
+            if runtime <= 0:  # 0: SWF rounds down sub-second runs; < 0: unknown in both fields,
+                # where GridSim's Gridlet clamps the length (run time x rating) to 1 MI.
+                runtime = 1 if runtime == 0 else 1.0 / bench
+            try:
+                user = max(int(f[11]), 0)
+            except ValueError:  # GridSim ignores field 12; a bad uid must not cost the job
+                user = 0
+            jobs.append(
+                Job(
+                    id=job,
+                    submit=max(submit, 0),
+                    cpus=procs if procs > 0 else 1,
+                    estimate=runtime,
+                    runtime=runtime,
+                    bench=bench,
+                    in_bytes=GRIDSIM_FILE_SIZE,
+                    user=user,
+                    site=site,
+                    placement=placement,
+                )
+            )
+            if len(jobs) == limit:
+                break
+    return trace
+
+
+def _header_line(header: dict[str, str], text: str, last_key: str) -> str:
+    """Add one header comment to ``header``; returns the key a following keyless line continues.
+
+    PWA headers repeat keys (Note, Queue, Partition) and wrap long values onto
+    keyless comment lines: both are kept, joined by newlines. A bare ``;`` ends
+    a value.
+    """
+    match = _HEADER.match(text)
+    if match:
+        key, value = match.groups()
+        if key not in header:
+            header[key] = value
+        elif value not in header[key].split("\n"):
+            header[key] += "\n" + value
+        return key
+    rest = text[1:].strip()
+    if rest and last_key:
+        header[last_key] += "\n" + rest
+        return last_key
+    return ""
