@@ -107,6 +107,11 @@ def format_summary(summary: dict) -> str:
     jobs = summary["jobs"]
     lines.insert(1, "-" * len(lines[0]))
     lines.append(f"{jobs['total']} jobs: {jobs['finished']} finished, {jobs['rejected']} rejected")
+    skipped = summary.get("workload", {}).get("skipped", [])
+    if skipped:
+        count = summary["workload"]["skipped_lines"]
+        lines.append(f"{count} trace line(s) skipped by the reader's rules (listed in summary.json), e.g.")
+        lines.append(f"  {skipped[0]}")
     run = summary.get("run")
     if run:
         lines.append(

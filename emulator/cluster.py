@@ -18,7 +18,7 @@ from .messages import ARRIVE, FINISH, META, NO_CPUS, REJECT, START, STATUS, SUBM
 from .model import Cluster, Job, LinkClock
 from .policies import LOCAL
 from .policies.registry import PolicySpec
-from .resources import Plan, Resources
+from .resources import Plan
 
 # Event priorities at equal times: completions and internal events before arrivals (GridSim's order).
 _FINISH, _TICK, _ARRIVE, _SUBMIT = range(4)
@@ -60,6 +60,7 @@ class ClusterPartition:
         seed_seq: np.random.SeedSequence,
         direct: list[Job] = (),
         direct_link: LinkClock | None = None,
+        report: bool = True,
     ) -> None:
         self.pid = pid
         self.index = pid - 1
@@ -67,7 +68,7 @@ class ClusterPartition:
         self.rng = np.random.default_rng(seed_seq)
         self.policy = LOCAL.create(policy, rng=self.rng, cluster=cluster)
         self.execution = self.policy.execution()
-        self.resources = Resources(cluster)
+        self.resources = self.policy.resources_class(cluster)
         self.queue: dict[int, Job] = {}
         self.running: dict[int, Run] = {}
         self.now = 0.0
@@ -78,6 +79,7 @@ class ClusterPartition:
         self._outbox: list[Message] = []
         self._changes: tuple[list[int], ...] = ([], [], [], [], [])
         self._queued_work = 0.0
+        self.report = report
         self._load_direct(direct, direct_link)
         self.view = ClusterView(self)
 
@@ -106,7 +108,8 @@ class ClusterPartition:
                 else:
                     self._rows.append((time, SUBMIT, data.id, self.index, 0, NO_CPUS, NO_CPUS, None))
             self.schedule()
-            self._report()
+            if self.report:
+                self._report()
         out, rows = self._outbox, self._rows
         self._outbox, self._rows = [], []
         return out, self.next_time, rows
@@ -180,7 +183,7 @@ class ClusterPartition:
         """End ``run`` now and free what it held."""
         job = run.job
         del self.running[job.id]
-        self.resources.release(job, run.machines, run.pes)
+        self.resources.release(job, run.plan, run.machines, run.pes)
         self._rows.append((self.now, FINISH, job.id, self.index, job.cpus, run.machines, run.pes, None))
         self._changes[2].append(job.id)
 

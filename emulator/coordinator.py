@@ -60,7 +60,10 @@ def run(transport: Transport, lookahead: float, sink: Callable[[float, Results],
     """Drive the partitions until no event or message is left; ``sink(horizon, results)`` per round.
 
     The rows a round returns are all later than every earlier round's horizon,
-    so the sink can write rows as soon as it has sorted one round's.
+    so the sink can write rows as soon as it has sorted one round's. The order
+    of partitions within a round does not matter: partitions share nothing in
+    a round, messages are ordered by ``(time, src, seq)`` and rows by
+    ``(time, partition)``.
     """
     if not lookahead > 0:
         raise ValueError(f"lookahead must be > 0 (every link needs latency > 0), got {lookahead}")
@@ -68,7 +71,9 @@ def run(transport: Transport, lookahead: float, sink: Callable[[float, Results],
     pending: list[Message] = []
     stats = RunStats()
     while True:
-        lbts = min(min(next_times.values(), default=math.inf), pending[0].time if pending else math.inf)
+        lbts = min(next_times.values(), default=math.inf)
+        if pending and pending[0].time < lbts:
+            lbts = pending[0].time
         if lbts == math.inf:
             return stats
         horizon = lbts + lookahead
@@ -76,7 +81,7 @@ def run(transport: Transport, lookahead: float, sink: Callable[[float, Results],
         while pending and pending[0].time < horizon:
             msg = heapq.heappop(pending)
             inboxes.setdefault(msg.dst, []).append(msg)
-        results = transport.advance(horizon, dict(sorted(inboxes.items())))
+        results = transport.advance(horizon, inboxes)
         for pid, (outbox, next_time, _) in results.items():
             next_times[pid] = next_time
             for msg in outbox:

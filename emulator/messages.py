@@ -44,7 +44,7 @@ class Status(NamedTuple):
     local: tuple[int, ...]
 
 
-# Trace rows: (time, kind, job, cluster, cpus, machines, pes, info)
+# Trace rows: (time, kind, job, cluster, cpus, machines, pes, info). Kinds >= FINISH end a job.
 SUBMIT, DISPATCHED, ARRIVE, START, FINISH, REJECT = range(6)
 EVENT_KINDS = ("submit", "dispatch", "arrive", "start", "finish", "reject")
 NO_CPUS: tuple[int, ...] = ()

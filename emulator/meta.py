@@ -110,8 +110,7 @@ class MetaPartition:
         return out, self.next_time, rows
 
     def _dispatch(self, jobs: list[Job]) -> None:
-        choices = self.policy.select(jobs, self.view)
-        for job, choice in zip(jobs, choices, strict=True):
+        for job, choice in zip(jobs, self.policy.select(jobs, self.view), strict=True):
             if isinstance(choice, str):
                 self._rows.append((self.now, REJECT, job.id, -1, 0, NO_CPUS, NO_CPUS, choice))
                 continue

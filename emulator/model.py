@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 SINGLE = "single"
 SPREAD = "spread"
@@ -179,28 +180,37 @@ class Cluster:
     policy: str = "fcfs"
     license_per_machine: bool = False
 
-    @property
+    @cached_property
     def cpus(self) -> int:
         return sum(m.cpus for m in self.machines)
+
+    @cached_property
+    def _capacities(self) -> dict[tuple, int]:
+        return {}
+
+    def capacity(self, licenses: tuple[str, ...], placement: str) -> int:
+        """Most CPUs one job with these licenses can get: on one machine (single) or in all (spread)."""
+        key = (licenses, placement)
+        cached = self._capacities.get(key)
+        if cached is None:
+            able = [m.cpus for m in self.machines if m.can_run(licenses)]
+            cached = self._capacities[key] = max(able, default=0) if placement == SINGLE else sum(able)
+        return cached
 
     def fits(self, job: Job) -> str:
         """Why ``job`` can never run here ("" if it can, given an empty cluster)."""
         missing = [lic for lic in job.licenses if self.licenses.get(lic, 0) < 1]
         if missing:
             return f"cluster {self.name} has no copy of license(s) {', '.join(missing)}"
-        able = [m for m in self.machines if m.can_run(job.licenses)]
+        capacity = self.capacity(job.licenses, job.placement)
+        if job.cpus <= capacity:
+            return ""
         if job.placement == SINGLE:
-            best = max((m.cpus for m in able), default=0)
-            if job.cpus > best:
-                return (
-                    f"job needs {job.cpus} CPUs on one machine; the largest eligible "
-                    f"machine of cluster {self.name} has {best}"
-                )
-        else:
-            total = sum(m.cpus for m in able)
-            if job.cpus > total:
-                return f"job needs {job.cpus} CPUs; cluster {self.name} has {total} eligible CPUs"
-        return ""
+            return (
+                f"job needs {job.cpus} CPUs on one machine; the largest eligible "
+                f"machine of cluster {self.name} has {capacity}"
+            )
+        return f"job needs {job.cpus} CPUs; cluster {self.name} has {capacity} eligible CPUs"
 
 
 @dataclass(frozen=True)

@@ -39,16 +39,17 @@ def first_fit(
     last = int(np.searchsorted(taken, job.cpus))
     counts = usable[: last + 1].copy()
     counts[last] -= taken[last] - job.cpus
-    machines = np.arange(last + 1) if order is None else order[: last + 1]
-    plan = [(int(m), int(n)) for m, n in zip(machines, counts, strict=True) if n > 0]
-    plan.sort()
-    return tuple(plan)
+    used = np.flatnonzero(counts)
+    machines = used if order is None else order[used]
+    plan = zip(machines.tolist(), counts[used].tolist(), strict=True)
+    return tuple(plan) if order is None else tuple(sorted(plan))
 
 
 def plan_vector(plan: Plan, size: int) -> np.ndarray:
+    """CPUs per machine of a plan, as a vector over the cluster's machines."""
     vec = np.zeros(size, dtype=np.int64)
-    for m, n in plan:
-        vec[m] += n
+    machines, counts = zip(*plan, strict=True)
+    vec[list(machines)] = counts
     return vec
 
 
@@ -85,13 +86,17 @@ class Scratch:
     def __init__(self, res: Resources) -> None:
         self.res = res
         self.free = res.free.copy()
-        self.total = int(self.free.sum())
+        self.total = res.free_cpus
         self.licenses = dict(res.free_licenses)
+        self.held: set[tuple[int, str]] = set()
         self._failed: dict[tuple, int] = {}
+
+    def license_need(self, job: Job, plan: Plan) -> dict[str, int]:
+        return self.res.license_need(job, plan, self.held)
 
     def licenses_ok(self, job: Job, plan: Plan, pool: dict[str, int] | None = None) -> bool:
         pool = self.licenses if pool is None else pool
-        return all(pool.get(lic, 0) >= n for lic, n in self.res.license_need(job, plan).items())
+        return all(pool.get(lic, 0) >= n for lic, n in self.license_need(job, plan).items())
 
     def fit(self, job: Job, cap: np.ndarray | None = None, pool: dict[str, int] | None = None) -> Plan | None:
         """First-fit plan for ``job`` on what is still free (within ``cap`` and ``pool`` if given).
@@ -111,10 +116,11 @@ class Scratch:
         return plan
 
     def take(self, job: Job, plan: Plan) -> None:
-        for lic, n in self.res.license_need(job, plan).items():
+        for lic, n in self.license_need(job, plan).items():
             self.licenses[lic] -= n
-        for m, n in plan:
-            self.free[m] -= n
+        if self.res.per_machine:
+            self.held.update((m, lic) for m, _ in plan for lic in job.licenses)
+        self.free -= plan_vector(plan, self.free.size)
         self.total -= job.cpus
 
 
@@ -126,22 +132,23 @@ def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation |
 
     Releases are applied one end time at a time, starting from what ``scratch``
     says is free now; the reservation is the first end time after which the job
-    fits (CPUs and license copies). With license copies counted per machine,
-    copies are counted per job here (never fewer than the job needs, so the
-    reservation is never too early). None when the job would not fit even on
-    an idle cluster.
+    fits (CPUs and license copies). Feasibility is tracked incrementally (the
+    eligible free CPUs for a spread job, the released machines for a single
+    one), so the walk costs one step per released machine. With license copies
+    counted per machine, copies are counted per job here (never fewer than the
+    job needs, so the reservation is never too early). None when the job would
+    not fit even on an idle cluster.
     """
-    free = scratch.free.copy()
+    mask = scratch.res.eligible(job.licenses)
+    usable = scratch.free[mask]
+    cpus, spread = job.cpus, job.placement != SINGLE
+    room = int(usable.sum())
+    fits = room >= cpus if spread else bool((usable >= cpus).any())
+    free, eligible = scratch.free.tolist(), mask.tolist()
     licenses = dict(scratch.licenses)
-    eligible = scratch.res.eligible(job.licenses)
     needs = {lic: job.licenses.count(lic) for lic in job.licenses}
-    i, count = 0, len(ends)
-    time = now
-    while True:
-        if all(licenses.get(lic, 0) >= n for lic, n in needs.items()):
-            plan = first_fit(job, free, eligible)
-            if plan is not None:
-                break
+    i, count, time = 0, len(ends), now
+    while not (fits and all(licenses.get(lic, 0) >= n for lic, n in needs.items())):
         if i == count:
             return None
         time = max(ends[i][0], now)
@@ -149,10 +156,16 @@ def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation |
             _, released, held = ends[i]
             for m, n in released:
                 free[m] += n
+                if eligible[m]:
+                    room += n
+                    fits = fits or free[m] >= cpus
             for lic in held:
                 licenses[lic] = licenses.get(lic, 0) + 1
             i += 1
-    free -= plan_vector(plan, free.size)
+        fits = fits or (spread and room >= cpus)
+    spare = np.array(free, dtype=np.int64)
+    plan = first_fit(job, spare, mask)
+    spare -= plan_vector(plan, spare.size)
     for lic, n in needs.items():
         licenses[lic] -= n
-    return Reservation(time, plan, free, licenses)
+    return Reservation(time, plan, spare, licenses)

@@ -32,6 +32,7 @@ class Resources:
         self._free = self.capacity.copy()
         self.free = self._free.view()
         self.free.flags.writeable = False
+        self._free_total = int(self.capacity.sum())
         self._free_pes = [list(range(m.cpus)) for m in machines]
         self.free_licenses: dict[str, int] = dict(sorted(cluster.licenses.items()))
         self.per_machine = cluster.license_per_machine
@@ -40,7 +41,7 @@ class Resources:
 
     @property
     def free_cpus(self) -> int:
-        return int(self._free.sum())
+        return self._free_total
 
     def eligible(self, licenses: tuple[str, ...]) -> np.ndarray:
         """Read-only mask of the machines able to run every license in ``licenses``."""
@@ -51,15 +52,28 @@ class Resources:
             self._eligible[licenses] = mask
         return mask
 
-    def license_need(self, job: Job, plan: Plan) -> dict[str, int]:
-        """Copies ``job`` would take if started on ``plan`` now."""
+    def fastest(self, licenses: tuple[str, ...]) -> float:
+        """MIPS of the fastest machine able to run ``licenses`` (a bound on any plan's speed)."""
+        key = ("fastest", licenses)
+        fastest = self._eligible.get(key)
+        if fastest is None:
+            mask = self.eligible(licenses)
+            fastest = self._eligible[key] = float(self.mips[mask].max()) if mask.any() else 0.0
+        return fastest
+
+    def license_need(self, job: Job, plan: Plan, held: set[tuple[int, str]] = frozenset()) -> dict[str, int]:
+        """Copies ``job`` would take if started on ``plan`` now.
+
+        With copies counted per machine, a machine already holding the license
+        (now, or in ``held``: a policy's tentative starts) needs no new copy.
+        """
         if not job.licenses:
             return {}
         if not self.per_machine:
             return dict(Counter(job.licenses))
         need: Counter[str] = Counter()
         for lic in set(job.licenses):
-            need[lic] = sum(1 for m, _ in plan if self._holders[(m, lic)] == 0)
+            need[lic] = sum(1 for m, _ in plan if self._holders[(m, lic)] == 0 and (m, lic) not in held)
         return dict(need)
 
     def licenses_free_for(self, job: Job, plan: Plan = ()) -> bool:
@@ -85,6 +99,7 @@ class Resources:
             pes.extend(pool[:n])
             del pool[:n]
             self._free[m] -= n
+        self._free_total -= len(pes)
         for lic, n in need.items():
             self.free_licenses[lic] -= n
         if self.per_machine:
@@ -93,16 +108,17 @@ class Resources:
                     self._holders[(m, lic)] += 1
         return tuple(machines), tuple(pes)
 
-    def release(self, job: Job, machines: tuple[int, ...], pes: tuple[int, ...]) -> None:
+    def release(self, job: Job, plan: Plan, machines: tuple[int, ...], pes: tuple[int, ...]) -> None:
         """Give back what :meth:`allocate` took."""
+        free_pes = self._free_pes
         for m, pe in zip(machines, pes, strict=True):
-            pool = self._free_pes[m]
-            if not pool or pe > pool[-1]:
-                pool.append(pe)
-            else:
-                pool.append(pe)
+            pool = free_pes[m]
+            pool.append(pe)
+            if len(pool) > 1 and pool[-2] > pe:
                 pool.sort()
-            self._free[m] += 1
+        for m, n in plan:
+            self._free[m] += n
+        self._free_total += len(pes)
         if not job.licenses:
             return
         if not self.per_machine:
@@ -110,7 +126,7 @@ class Resources:
                 self.free_licenses[lic] += 1
             return
         for lic in set(job.licenses):
-            for m in sorted(set(machines)):
+            for m, _ in plan:
                 key = (m, lic)
                 self._holders[key] -= 1
                 if self._holders[key] == 0:

@@ -17,12 +17,14 @@ import tomli_w
 
 from . import coordinator
 from .cluster import ClusterPartition
-from .messages import FINISH, REJECT
 from .meta import MetaPartition
 from .metrics import summarize
 from .model import LinkClock
 from .scenario import Scenario
 from .trace import TraceWriter
+
+SKIPPED_SHOWN = 100
+"""Skipped trace lines listed in summary.json (all are counted)."""
 
 
 @dataclass
@@ -37,7 +39,9 @@ def build_partitions(scenario: Scenario) -> list:
     """Partition 0 is the meta-scheduler; cluster ``i`` is partition ``i + 1``.
 
     Jobs that name one of the clusters enter it directly (when ``workload.direct``);
-    the others go through the meta-scheduler.
+    the others go through the meta-scheduler. When every job enters directly the
+    meta-scheduler has nothing to decide, so clusters send it no status reports
+    (they could not change any row of the trace, and would double the rounds).
     """
     names = {c.name: i for i, c in enumerate(scenario.platform.clusters)}
     direct: list[list] = [[] for _ in names]
@@ -53,7 +57,13 @@ def build_partitions(scenario: Scenario) -> list:
         link = LinkClock(scenario.direct_link) if scenario.direct_link else None
         parts.append(
             ClusterPartition(
-                i + 1, cluster, scenario.local[i], scenario.seed_sequence(i + 1), direct[i], link
+                i + 1,
+                cluster,
+                scenario.local[i],
+                scenario.seed_sequence(i + 1),
+                direct[i],
+                link,
+                bool(via_meta),
             )
         )
     return parts
@@ -80,20 +90,9 @@ def run(
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     transport = coordinator.InProcess(build_partitions(scenario))
-    writer = TraceWriter(out_dir, scenario.jobs, scenario.platform)
-    done = 0
-
-    def sink(horizon: float, results: coordinator.Results) -> None:
-        nonlocal done
-        writer(horizon, results)
-        if on_progress is not None:
-            ended = sum(1 for _, _, rows in results.values() for row in rows if row[1] >= FINISH)
-            if ended:
-                done += ended
-                on_progress(done)
-
+    writer = TraceWriter(out_dir, scenario.jobs, scenario.platform, on_progress)
     try:
-        stats = coordinator.run(transport, scenario.platform.lookahead, sink)
+        stats = coordinator.run(transport, scenario.platform.lookahead, writer)
     except BaseException:
         writer.close(ok=False)
         raise
@@ -101,6 +100,11 @@ def run(
     with pa.memory_map(str(out_dir / "events.arrow")) as source:
         events = pa.ipc.open_file(source).read_all()
     summary = summarize(jobs, events, scenario.platform)
+    summary["workload"] = {
+        "jobs": len(scenario.jobs),
+        "skipped_lines": len(scenario.skipped),
+        "skipped": scenario.skipped[:SKIPPED_SHOWN],
+    }
     summary["run"] = {
         "scenario": scenario.name,
         "seed": scenario.seed,
@@ -120,6 +124,3 @@ def _write_text(path: Path, text: str) -> None:
     part = path.with_name(path.name + ".part")
     part.write_text(text)
     os.replace(part, path)
-
-
-assert REJECT > FINISH  # progress counts rows of kind >= FINISH as ended jobs

@@ -40,6 +40,8 @@ class Scenario:
     direct_link: Link | None
     direct: bool
     effective: dict[str, Any] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    """Trace lines the reader's rules skipped, each with its line number and reason."""
 
     def seed_sequence(self, stream: int) -> np.random.SeedSequence:
         """The random stream of a partition (its id) or of the workload generator."""
@@ -114,17 +116,17 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
     local_default = top.table("local", {})
     default_spec = local_default.get("policy", str, "fcfs")
     local_default.done()
-    clusters, local = _clusters(top.tables("clusters"), default_spec)
+    tables = top.tables("clusters", [])
+    if not tables:
+        raise ScenarioError(f"{source}: key 'clusters': expected at least one [[clusters]] table")
+    clusters, local = _clusters(tables, default_spec)
     platform = Platform(tuple(clusters))
-    workload = top.table("workload")
-    jobs, direct_link, direct = _workload(
-        workload,
-        platform,
-        np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(WORKLOAD_STREAM,))),
-        base,
-    )
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(WORKLOAD_STREAM,)))
+    jobs, direct_link, direct, skipped = _workload(top.table("workload"), platform, rng, base)
     top.done()
-    return Scenario(name, source, seed, platform, meta, local, jobs, direct_link, direct, top.effective)
+    return Scenario(
+        name, source, seed, platform, meta, local, jobs, direct_link, direct, top.effective, skipped
+    )
 
 
 def _policy(table: Table, registry, default: str) -> PolicySpec:
@@ -223,17 +225,18 @@ def _workload(t: Table, platform: Platform, rng: np.random.Generator, base: Path
     link = t.table("link", {})
     direct_link = Link(0.0, _bandwidth(link)) if link.data else None
     link.done()
+    skipped: list[str] = []
     if source == "synthetic":
         jobs = _synthetic(t, platform, rng)
     elif source == "swf":
-        jobs = _swf(t, base)
+        jobs, skipped = _swf(t, base, site)
     else:
         jobs = [_gridlet(g) for g in t.tables("gridlets")]
-    if site:
+    if site and source != "swf":
         jobs = [j if j.site else j.replace(site=site) for j in jobs]
     t.done()
     _check_unique(jobs, t)
-    return jobs, direct_link, direct
+    return jobs, direct_link, direct, skipped
 
 
 def _synthetic(t: Table, platform: Platform, rng: np.random.Generator) -> list[Job]:
@@ -255,20 +258,29 @@ def _synthetic(t: Table, platform: Platform, rng: np.random.Generator) -> list[J
     return generate(SyntheticSpec(**values), rng, names)
 
 
-def _swf(t: Table, base: Path) -> list[Job]:
+def _swf(t: Table, base: Path, site: str) -> tuple[list[Job], list[str]]:
     from workloads.swf import TraceError, read_swf
 
     path = Path(t.get("path", str))
     path = path if path.is_absolute() else base / path
-    rules = t.choice("rules", ("gridsim",), "gridsim")
+    rules = t.choice("rules", ("gridsim", "pwa"), "gridsim")
     rating = t.number("rating", 1.0, low=0.0, strict_low=True)
     limit = t.number("limit", 0, low=0, integer=True)
     placement = t.choice("placement", PLACEMENTS, "spread")
+    strict = t.get("strict", bool, False)
     try:
-        trace = read_swf(path, rules=rules, rating=rating, limit=limit or None, placement=placement)
+        trace = read_swf(
+            path,
+            rules=rules,
+            rating=rating,
+            limit=limit or None,
+            site=site,
+            placement=placement,
+            strict=strict,
+        )
     except (OSError, TraceError) as err:
         raise ScenarioError(f"{t.source}: key '{t.key('path')}': {err}") from None
-    return trace.jobs
+    return trace.jobs, [f"{path.name}, line {s.line}: {s.reason}" for s in trace.skipped]
 
 
 def _gridlet(g: Table) -> Job:

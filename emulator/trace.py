@@ -11,6 +11,7 @@ Python error the ``.part`` file is closed and readable up to the last batch).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -138,8 +139,17 @@ class Outcomes:
 class TraceWriter:
     """Collects each round's rows, writes ``events.arrow`` in sorted batches, then ``jobs.arrow``."""
 
-    def __init__(self, out_dir: Path, jobs: list[Job], platform: Platform, batch_rows: int = 65536) -> None:
+    def __init__(
+        self,
+        out_dir: Path,
+        jobs: list[Job],
+        platform: Platform,
+        on_progress: Callable[[int], None] | None = None,
+        batch_rows: int = 65536,
+    ) -> None:
         self.out_dir = Path(out_dir)
+        self.on_progress = on_progress
+        self.jobs_ended = 0
         self.jobs = jobs
         self.outcomes = Outcomes(jobs, platform)
         self.events = PartFile(self.out_dir / "events.arrow", EVENT_SCHEMA)
@@ -167,8 +177,13 @@ class TraceWriter:
             rows = [rows[i] for i in order]
             pids, times = pids[order], times[order]
         self.outcomes.record(rows)
-        self.events.write(_event_batch(rows, pids, times))
+        batch = _event_batch(rows, pids, times)
+        self.events.write(batch)
         self.rows_written += len(rows)
+        if self.on_progress is not None:
+            kinds = batch.column(1).indices.to_numpy()
+            self.jobs_ended += int(np.count_nonzero(kinds >= FINISH))
+            self.on_progress(self.jobs_ended)
 
     def close(self, ok: bool) -> pa.Table | None:
         """Flush and finish the files: commit both on success, leave readable ``.part`` files otherwise."""

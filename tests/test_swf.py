@@ -1,4 +1,5 @@
-"""Tests of the SWF reader: GridSim's Workload rules, one by one, and against GridSim's own reading."""
+"""Tests of the SWF reader: GridSim's Workload rules, one by one, and against GridSim's own reading;
+the Parallel Workloads Archive's rules (``rules="pwa"``)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ def write(tmp_path: Path, *lines: str, name: str = "t.swf") -> Path:
     return path
 
 
-def one_job(tmp_path: Path, **fields):
-    trace = read_swf(write(tmp_path, swf_line(1, **fields)))
+def one_job(tmp_path: Path, rules: str = "gridsim", **fields):
+    trace = read_swf(write(tmp_path, swf_line(1, **fields)), rules=rules)
     assert trace.skipped == []
     (job,) = trace.jobs
     return job
@@ -265,12 +266,128 @@ def test_duplicate_ids_name_both_lines(tmp_path):
 
 def test_unknown_rules_and_bad_arguments(tmp_path):
     path = write(tmp_path, swf_line(1))
-    with pytest.raises(ValueError, match="'gridsim'"):
-        read_swf(path, rules="pwa")
+    with pytest.raises(ValueError, match="'gridsim', 'pwa'"):
+        read_swf(path, rules="alea")
     with pytest.raises(ValueError, match="rating"):
         read_swf(path, rating=0)
     with pytest.raises(ValueError, match="placement"):
         read_swf(path, placement="everywhere")
+
+
+# --- the archive's rules (pwa) ------------------------------------------------------------------
+
+
+def pwa_job(tmp_path: Path, **fields):
+    return one_job(tmp_path, rules="pwa", **fields)
+
+
+def test_pwa_run_time_is_field_4_and_estimate_is_requested_time(tmp_path):
+    job = pwa_job(tmp_path, run=10, req_time=30)
+    assert (job.runtime, job.estimate) == (10, 30)
+    job = pwa_job(tmp_path, run=10, req_time=-1)
+    assert (job.runtime, job.estimate) == (10, 10)
+
+
+def test_pwa_keeps_estimates_shorter_than_run_times_and_zero_run_times(tmp_path):
+    job = pwa_job(tmp_path, run=50, req_time=20)
+    assert (job.runtime, job.estimate) == (50, 20)
+    job = pwa_job(tmp_path, run=0, req_time=60)
+    assert (job.runtime, job.estimate) == (0, 60)
+
+
+def test_pwa_processors_allocated_else_requested(tmp_path):
+    assert pwa_job(tmp_path, alloc=2, req_procs=4).cpus == 2
+    assert pwa_job(tmp_path, alloc=-1, req_procs=4).cpus == 4
+    assert pwa_job(tmp_path, alloc=0, req_procs=3).cpus == 3
+
+
+def test_pwa_fractional_times(tmp_path):
+    job = pwa_job(tmp_path, submit="12.25", run="3.5", req_time="1e2")
+    assert (job.submit, job.runtime, job.estimate) == (12.25, 3.5, 100.0)
+
+
+def test_pwa_job_fields(tmp_path):
+    path = write(tmp_path, swf_line(17, submit=5, run=30, alloc=3, req_time=60, uid=12), swf_line(18, uid=-1))
+    first, second = read_swf(path, rules="pwa", rating=100, site="kth", placement="single").jobs
+    assert (first.id, first.submit, first.cpus, first.estimate, first.runtime) == (17, 5, 3, 60, 30)
+    assert (first.bench, first.length, first.actual_length) == (100, 6000, 3000)
+    assert (first.in_bytes, first.user, first.site, first.placement) == (0, 12, "kth", "single")
+    assert second.user == 0
+    assert read_swf(path, rules="pwa").jobs[0].placement == "spread"
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"run": -1}, "run time unknown (field 4 is -1)"),
+        ({"run": -1, "req_time": 100}, "run time unknown (field 4 is -1)"),
+        ({"alloc": -1, "req_procs": -1}, "processors unknown (field 5 is -1, field 8 is -1)"),
+        ({"alloc": 0, "req_procs": 0}, "processors unknown (field 5 is 0, field 8 is 0)"),
+        ({"submit": -1}, "submit time unknown (field 2 is -1)"),
+    ],
+)
+def test_pwa_unknown_values_skip_the_job_with_a_reason(tmp_path, fields, reason):
+    path = write(tmp_path, swf_line(1), swf_line(2, **fields), swf_line(3))
+    for strict in (False, True):  # unknown is not malformed: strict does not raise
+        trace = read_swf(path, rules="pwa", strict=strict)
+        assert [j.id for j in trace.jobs] == [1, 3]
+        assert trace.skipped == [SkippedLine(2, reason)]
+        assert trace.job_lines == {1: 1, 3: 3}
+    assert [j.id for j in read_swf(path).jobs] == [1, 2, 3]  # gridsim rules keep it, clamped
+
+
+@pytest.mark.parametrize(
+    ("fields", "number", "name", "expected"),
+    [
+        ({"run": "abc"}, 4, "run time", "a number"),
+        ({"run": "nan"}, 4, "run time", "a number"),
+        ({"req_time": "inf"}, 9, "requested time", "a number"),
+        ({"submit": "1e999"}, 2, "submit time", "a number"),
+        ({"submit": "1_000"}, 2, "submit time", "a number"),
+        ({"alloc": "4.0"}, 5, "allocated processors", "an integer"),
+        ({"alloc": 0, "req_procs": "2.5"}, 8, "requested processors", "an integer"),
+    ],
+)
+def test_pwa_unreadable_number_skips_the_line_or_raises_when_strict(tmp_path, fields, number, name, expected):
+    path = write(tmp_path, swf_line(1), swf_line(2, **fields), swf_line(3))
+    trace = read_swf(path, rules="pwa")
+    assert [j.id for j in trace.jobs] == [1, 3]
+    (skip,) = trace.skipped
+    assert skip.line == 2
+    assert skip.reason.startswith(f"field {number} ({name}) is ")
+    assert skip.reason.endswith(f", not {expected}")
+    with pytest.raises(TraceError, match=f"line 2: field {number} .* expected {expected}$"):
+        read_swf(path, rules="pwa", strict=True)
+
+
+def test_pwa_job_number_must_be_an_integer(tmp_path):
+    trace = read_swf(write(tmp_path, swf_line("1.5")), rules="pwa")
+    assert trace.skipped == [SkippedLine(1, "field 1 (job number) is '1.5', not an integer")]
+
+
+def test_pwa_bad_value_in_a_field_it_does_not_read_keeps_the_job(tmp_path):
+    # field 8 is read only when field 5 is unknown; "_" in an unread field is no concern either
+    job = pwa_job(tmp_path, alloc=2, req_procs="x", extra=("q_2w",))
+    assert job.cpus == 2
+
+
+def test_pwa_limit_counts_jobs_not_skipped_lines(tmp_path):
+    path = write(tmp_path, swf_line(1, run=-1), *(swf_line(i) for i in range(2, 6)))
+    trace = read_swf(path, rules="pwa", limit=2)
+    assert [j.id for j in trace.jobs] == [2, 3]
+    assert [s.line for s in trace.skipped] == [1]
+
+
+def test_pwa_rules_from_a_scenario_file(tmp_path):
+    from emulator.scenario import parse
+
+    path = write(tmp_path, swf_line(1, run=10, req_time=30, alloc=2), swf_line(2, run=-1))
+    raw = {
+        "clusters": [{"name": "c", "machines": [{"count": 4, "cpus": 1, "mips": 1}]}],
+        "workload": {"source": "swf", "path": str(path), "rules": "pwa", "site": "c"},
+    }
+    (job,) = parse(raw, "t.toml").jobs
+    assert (job.id, job.cpus, job.estimate, job.runtime, job.site) == (1, 2, 30, 10, "c")
 
 
 # --- real trace --------------------------------------------------------------------------------
@@ -286,3 +403,15 @@ def test_kth_full_trace():
     first = trace.jobs[0]  # "15 599850 192180 3477 4 -1 -1 4 53940 ..."
     assert (first.id, first.submit, first.cpus, first.runtime, first.user) == (15, 599850, 4, 53940, 12)
     assert len({j.id for j in trace.jobs}) == 28_476
+
+
+def test_kth_full_trace_pwa():
+    if not KTH.is_file():
+        pytest.skip(f"KTH-SP2 trace not found at {KTH} (the shared folder is absent)")
+    trace = read_swf(KTH, rules="pwa")
+    # line 27323: "27313 27845375 480 1 -1 -1 -1 -1 600 ...": no processor count in either field
+    assert trace.skipped == [SkippedLine(27323, "processors unknown (field 5 is -1, field 8 is -1)")]
+    assert len(trace.jobs) == 28_475
+    first = trace.jobs[0]  # "15 599850 192180 3477 4 -1 -1 4 53940 ..."
+    assert (first.id, first.submit, first.cpus, first.runtime, first.estimate) == (15, 599850, 4, 3477, 53940)
+    assert sum(j.runtime == 0 for j in trace.jobs) == 8  # sub-second runs, kept as the trace says

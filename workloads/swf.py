@@ -1,23 +1,34 @@
 """A minimal reader of Standard Workload Format (SWF) traces.
 
 SWF (Parallel Workloads Archive): one job per line, 18 whitespace-separated
-integer fields, -1 for unknown, ``;`` starts a comment; the comment lines
+numeric fields, -1 for unknown, ``;`` starts a comment; the comment lines
 before the first job form a ``Key: value`` header.
 
-``rules="gridsim"`` turns lines into jobs exactly as GridSim 5.2's
-``gridsim.util.Workload`` does (docs: GRIDSIM.md section 2), so that runs can
-be compared with GridSim's output row for row. Where GridSim drops a line
-without a word or crashes, this reader records why in :attr:`SwfTrace.skipped`
-instead, so that nothing disappears silently.
+Two rule sets turn a line's fields into a job; one reader loop serves both:
+
+- ``rules="gridsim"`` does exactly what GridSim 5.2's ``gridsim.util.Workload``
+  does (docs: GRIDSIM.md section 2), so that runs can be compared with
+  GridSim's output row for row.
+- ``rules="pwa"`` reads the fields as the Parallel Workloads Archive defines
+  them: run time = field 4, estimate = requested time (field 9; the run time
+  when unknown), processors = allocated (field 5; requested, field 8, when
+  unknown or 0), submit = field 2, user = field 12. Times may be fractional.
+  Estimates are kept as the trace says, even when shorter than the run time.
+
+Where GridSim drops a line without a word or crashes, and where the archive's
+fields leave a job undefined (unknown run time, processors or submit time),
+the reader records why in :attr:`SwfTrace.skipped` instead, so that nothing
+disappears silently.
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import math
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from os import PathLike
@@ -27,7 +38,6 @@ from emulator.model import PLACEMENTS, SPREAD, Job
 
 __all__ = ["RULES", "SkippedLine", "SwfTrace", "TraceError", "read_swf"]
 
-RULES = ("gridsim",)
 FIELDS = 18
 # 1-based SWF field numbers and names, for messages.
 FIELD_NAMES = {
@@ -42,6 +52,8 @@ GRIDSIM_FILE_SIZE = 1500.0  # GridSim Workload's gridlet file size: gridsim.net.
 
 # Java's Integer/Long syntax: Python's int() would also take "1_000", which GridSim rejects.
 _JAVA_INT = re.compile(r"[+-]?\d+").fullmatch
+# A decimal number as SWF writes one (float() would also take "nan", "inf", "0x1p3", "1_0").
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?").fullmatch
 _HEADER = re.compile(r";\s*([A-Za-z][\w-]*):(?!\S)\s*(.*?)\s*$")  # "Key: value", not "http://..."
 
 
@@ -115,6 +127,45 @@ def _zip_member(archive: zipfile.ZipFile, path: str) -> str:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """What every job of one read shares, whatever the rules."""
+
+    bench: float
+    site: str
+    placement: str
+
+
+@dataclass(frozen=True)
+class _RuleSet:
+    """How one rule set maps the fields of a line to a Job, or to the reason it gives none (a str).
+
+    ``job`` is the fast path and raises ValueError on any unreadable number;
+    ``bad_field`` then names the first field (1-based) the rules read that is
+    unreadable and what it should have been, or None when all are fine.
+    """
+
+    job: Callable[[list[str], _Options], Job | str]
+    bad_field: Callable[[list[str]], tuple[int, str] | None]
+
+
+def _user(f: list[str]) -> int:
+    """Field 12, 0 when unknown or unreadable: a bad uid must not cost the job (GridSim ignores it)."""
+    try:
+        return max(int(f[11]), 0)
+    except ValueError:
+        return 0
+
+
+def _first_bad(
+    f: list[str], checks: list[tuple[int, Callable[[str], object], str]]
+) -> tuple[int, str] | None:
+    return next(((n, expected) for n, valid, expected in checks if not valid(f[n - 1])), None)
+
+
+# --- gridsim: GridSim 5.2's Workload -----------------------------------------------------------
+
+
 def _gridsim_values(f: list[str]) -> tuple[int, int, int, int]:
     """Job number, submit, run time and processors as GridSim reads them (before its clamping).
 
@@ -130,15 +181,90 @@ def _gridsim_values(f: list[str]) -> tuple[int, int, int, int]:
     return job, submit, runtime, procs
 
 
-def _bad_field(f: list[str]) -> int | None:
-    """First field (1-based) GridSim would fail to parse, in its order; None when all it reads are fine."""
+def _gridsim_job(f: list[str], opt: _Options) -> Job:
+    job, submit, runtime, procs = _gridsim_values(f)
+    if runtime <= 0:  # 0: SWF rounds down sub-second runs; < 0: unknown in both fields,
+        # where GridSim's Gridlet clamps the length (run time x rating) to 1 MI.
+        runtime = 1 if runtime == 0 else 1.0 / opt.bench
+    return Job(
+        id=job,
+        submit=max(submit, 0),
+        cpus=procs if procs > 0 else 1,
+        estimate=runtime,
+        runtime=runtime,
+        bench=opt.bench,
+        in_bytes=GRIDSIM_FILE_SIZE,
+        user=_user(f),
+        site=opt.site,
+        placement=opt.placement,
+    )
+
+
+def _gridsim_bad_field(f: list[str]) -> tuple[int, str] | None:
+    """In GridSim's order: 1, 2, 9, then 4 when 9 is -1, 8, then 5 when 8 is -1 or 0."""
     order = [1, 2, 9]
     if _JAVA_INT(f[8]) and int(f[8]) == -1:
         order.append(4)
     order.append(8)
     if _JAVA_INT(f[7]) and int(f[7]) in (-1, 0):
         order.append(5)
-    return next((n for n in order if not _JAVA_INT(f[n - 1])), None)
+    return _first_bad(f, [(n, _JAVA_INT, "an integer") for n in order])
+
+
+# --- pwa: the Parallel Workloads Archive's meaning of the fields -------------------------------
+
+
+def _real(text: str) -> float:
+    """A finite number: ``float()`` would also take "nan", "inf"."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+def _is_real(text: str) -> bool:
+    return _DECIMAL(text) is not None and math.isfinite(float(text))  # "1e999" is inf
+
+
+def _pwa_job(f: list[str], opt: _Options) -> Job | str:
+    job, submit, runtime, estimate = int(f[0]), _real(f[1]), _real(f[3]), _real(f[8])
+    procs = int(f[4])
+    if procs <= 0:
+        procs = int(f[7])
+    if submit < 0:
+        return f"submit time unknown (field 2 is {f[1]})"
+    if runtime < 0:
+        return f"run time unknown (field 4 is {f[3]})"
+    if procs <= 0:
+        return f"processors unknown (field 5 is {f[4]}, field 8 is {f[7]})"
+    return Job(
+        id=job,
+        submit=submit,
+        cpus=procs,
+        estimate=estimate if estimate >= 0 else runtime,
+        runtime=runtime,
+        bench=opt.bench,
+        user=_user(f),
+        site=opt.site,
+        placement=opt.placement,
+    )
+
+
+def _pwa_bad_field(f: list[str]) -> tuple[int, str] | None:
+    """Fields 1, 2, 4, 9, 5, then 8 when 5 is not positive: ids and processors integers, times numbers."""
+    checks = [(1, _JAVA_INT, "an integer")]
+    checks += [(n, _is_real, "a number") for n in (2, 4, 9)]
+    checks.append((5, _JAVA_INT, "an integer"))
+    if _JAVA_INT(f[4]) and int(f[4]) <= 0:
+        checks.append((8, _JAVA_INT, "an integer"))
+    return _first_bad(f, checks)
+
+
+_RULE_SETS = {
+    "gridsim": _RuleSet(_gridsim_job, _gridsim_bad_field),
+    "pwa": _RuleSet(_pwa_job, _pwa_bad_field),
+}
+RULES = tuple(_RULE_SETS)
 
 
 def read_swf(
@@ -153,14 +279,16 @@ def read_swf(
 ) -> SwfTrace:
     """Read an SWF trace (plain, ``.gz`` or ``.zip``) into jobs.
 
-    ``rating``: MIPS of the reference machine; a job's length in MI is its run
-    time x ``rating``, as GridSim computes it. ``limit``: stop after that many
-    jobs. ``site`` and ``placement`` are copied into every job. ``strict``: a
-    non-integer field GridSim reads raises :class:`TraceError` instead of
-    skipping the line. Job ids must be unique (the emulator keys on them):
-    a repeated id raises :class:`TraceError` naming both lines.
+    ``rules``: ``"gridsim"`` or ``"pwa"`` (module docstring). ``rating``: MIPS
+    of the reference machine; a job's length in MI is its run time x
+    ``rating``, as GridSim computes it. ``limit``: stop after that many jobs.
+    ``site`` and ``placement`` are copied into every job. ``strict``: an
+    unreadable number in a field the rules read raises :class:`TraceError`
+    instead of skipping the line. Job ids must be unique (the emulator keys on
+    them): a repeated id raises :class:`TraceError` naming both lines.
     """
-    if rules not in RULES:
+    rule_set = _RULE_SETS.get(rules)
+    if rule_set is None:
         raise ValueError(f"unknown SWF rules {rules!r}; accepted: {', '.join(map(repr, RULES))}")
     if not rating > 0:
         raise ValueError(f"rating must be > 0 MIPS, got {rating!r}")
@@ -173,7 +301,8 @@ def read_swf(
     jobs, skipped, seen = trace.jobs, trace.skipped, trace.job_lines
     header: dict[str, str] | None = trace.header  # None once the first data line is seen
     last_key = ""  # header key a keyless comment line continues
-    bench = float(rating)
+    make, bad_field = rule_set.job, rule_set.bad_field
+    options = _Options(float(rating), site, placement)
     if limit == 0:
         return trace
     with _open_text(Path(path)) as lines:
@@ -190,45 +319,32 @@ def read_swf(
                 skipped.append(SkippedLine(number, f"{len(f)} fields, expected {FIELDS}"))
                 continue
             try:
-                if "_" in line:  # int() accepts "1_000": let the strict check decide
+                if "_" in line:  # int() and float() accept "1_000": let bad_field decide
                     raise ValueError
-                job, submit, runtime, procs = _gridsim_values(f)
+                job = make(f, options)
             except ValueError:
-                bad = _bad_field(f)
-                if bad is None:  # "_" only in fields GridSim does not read
-                    job, submit, runtime, procs = _gridsim_values(f)
+                bad = bad_field(f)
+                if bad is None:  # "_" only in fields the rules do not read
+                    job = make(f, options)
                 else:
-                    what = f"field {bad} ({FIELD_NAMES[bad]}) is {f[bad - 1]!r}"
+                    n, expected = bad
+                    what = f"field {n} ({FIELD_NAMES[n]}) is {f[n - 1]!r}"
                     if strict:
-                        raise TraceError(name, number, what, "an integer") from None
-                    skipped.append(SkippedLine(number, f"{what}, not an integer"))
+                        raise TraceError(name, number, what, expected) from None
+                    skipped.append(SkippedLine(number, f"{what}, not {expected}"))
                     continue
-            if job in seen:
+            if isinstance(job, str):
+                skipped.append(SkippedLine(number, job))
+                continue
+            if job.id in seen:
                 raise TraceError(
-                    name, number, f"job number {job} already used at line {seen[job]}", "unique job numbers"
+                    name,
+                    number,
+                    f"job number {job.id} already used at line {seen[job.id]}",
+                    "unique job numbers",
                 )
-            seen[job] = number
-            if runtime <= 0:  # 0: SWF rounds down sub-second runs; < 0: unknown in both fields,
-                # where GridSim's Gridlet clamps the length (run time x rating) to 1 MI.
-                runtime = 1 if runtime == 0 else 1.0 / bench
-            try:
-                user = max(int(f[11]), 0)
-            except ValueError:  # GridSim ignores field 12; a bad uid must not cost the job
-                user = 0
-            jobs.append(
-                Job(
-                    id=job,
-                    submit=max(submit, 0),
-                    cpus=procs if procs > 0 else 1,
-                    estimate=runtime,
-                    runtime=runtime,
-                    bench=bench,
-                    in_bytes=GRIDSIM_FILE_SIZE,
-                    user=user,
-                    site=site,
-                    placement=placement,
-                )
-            )
+            seen[job.id] = number
+            jobs.append(job)
             if len(jobs) == limit:
                 break
     return trace

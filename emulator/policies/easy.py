@@ -17,6 +17,12 @@ from .registry import LOCAL
 
 @LOCAL.register("easy")
 class Easy(LocalPolicy):
+    """EASY backfilling (see the module docstring).
+
+    The reservation is computed only when some later job could start now:
+    when nothing fits, it could not change the decision.
+    """
+
     def schedule(self, view) -> list[Decision]:
         scratch = Scratch(view.resources)
         starts: list[Decision] = []
@@ -29,36 +35,47 @@ class Easy(LocalPolicy):
             starts.append((head, plan))
         else:
             return starts
-        now, mips = view.now, view.resources.mips
-        ends = view.estimated_ends()
-        if starts:
-            ends += [(now + j.estimate * j.bench / speed(p, mips), p, j.licenses) for j, p in starts]
-            ends.sort(key=lambda end: end[0])
-        reservation = reserve(head, now, scratch, ends)
-        if reservation is None:
-            return starts
-        spare, spare_licenses = reservation.spare_cpus, dict(reservation.spare_licenses)
+        now, res = view.now, view.resources
+        reservation = None
         for job in queue:
-            plan = scratch.fit(job)
-            if plan is None:
+            if job.cpus > scratch.total:
                 continue
-            if now + job.estimate * job.bench / speed(plan, mips) > reservation.time:
+            if reservation is None:
+                reservation = reserve(head, now, scratch, self._ends(view, starts))
+                if reservation is None:
+                    return starts
+                spare, spare_licenses = reservation.spare_cpus, dict(reservation.spare_licenses)
+            work = job.estimate * job.bench
+            # Jobs that end after the reservation even on the fastest machine go straight to the
+            # spare-resource check; the others are placed now and checked at their plan's speed.
+            plan = None if now + work / res.fastest(job.licenses) > reservation.time else scratch.fit(job)
+            if plan is None or now + work / speed(plan, res.mips) > reservation.time:
                 plan = scratch.fit(job, cap=spare, pool=_min_pool(scratch.licenses, spare_licenses))
                 if plan is None:
                     continue
-                _take_spare(view.resources, job, plan, spare, spare_licenses)
+                _take_spare(scratch, job, plan, spare, spare_licenses)
             scratch.take(job, plan)
             starts.append((job, plan))
         return starts
+
+    @staticmethod
+    def _ends(view, starts: list[Decision]):
+        """Estimated ends of the running jobs and of the jobs this pass has started, soonest first."""
+        ends = view.estimated_ends()
+        if starts:
+            now, mips = view.now, view.resources.mips
+            ends += [(now + j.estimate * j.bench / speed(p, mips), p, j.licenses) for j, p in starts]
+            ends.sort(key=lambda end: end[0])
+        return ends
 
 
 def _min_pool(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
     return {lic: min(n, b.get(lic, 0)) for lic, n in a.items()}
 
 
-def _take_spare(res, job, plan, spare: np.ndarray, spare_licenses: dict[str, int]) -> None:
+def _take_spare(scratch: Scratch, job, plan, spare: np.ndarray, spare_licenses: dict[str, int]) -> None:
     """A backfilled job that outlives the reservation uses up spare resources."""
     for m, n in plan:
         spare[m] -= n
-    for lic, n in res.license_need(job, plan).items():
+    for lic, n in scratch.license_need(job, plan).items():
         spare_licenses[lic] = spare_licenses.get(lic, 0) - n

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..execution import Exact
 from ..model import Cluster, Job
-from ..resources import Plan
+from ..resources import Plan, Resources
 
 if TYPE_CHECKING:
     from ..cluster import ClusterView
@@ -28,6 +28,8 @@ class LocalPolicy:
     name = "?"
     execution: type = Exact
     """The execution model (see :mod:`emulator.execution`) this policy's jobs run under."""
+    resources_class: type = Resources
+    """How the cluster's CPUs are shared: space-shared (one job per PE) unless a policy says otherwise."""
 
     def __init__(self, *, rng: np.random.Generator | None = None, cluster: Cluster | None = None) -> None:
         self.rng = rng

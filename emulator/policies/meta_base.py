@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,9 +28,14 @@ class MetaPolicy:
     def __init__(self, *, rng: np.random.Generator | None = None) -> None:
         self.rng = rng
 
-    def select(self, jobs: list[Job], view: MetaView) -> list[Choice]:
-        """One choice per job, in order; jobs submitted at the same time come together."""
-        return [self.choose(job, view) for job in jobs]
+    def select(self, jobs: list[Job], view: MetaView) -> Iterator[Choice]:
+        """One choice per job, in order; jobs submitted at the same time come together.
+
+        The partition applies each choice as it is yielded, so the view already
+        counts the batch's earlier dispatches when the next job is chosen.
+        """
+        for job in jobs:
+            yield self.choose(job, view)
 
     def choose(self, job: Job, view: MetaView) -> Choice:
         raise NotImplementedError

@@ -1,0 +1,172 @@
+"""Benchmark whole ``gridemu run`` commands, the way a user sees them.
+
+Each row runs one scenario in a fresh ``python -m emulator.cli run SCENARIO
+--out TMP --quiet`` subprocess and times it from outside, so the wall time
+covers everything the user waits for: Python start-up and imports, reading
+the trace or generating the jobs, the emulation, and writing ``events.arrow``,
+``jobs.arrow``, ``scenario.toml`` and ``summary.json``.
+
+Columns: ``jobs`` in the workload and ``events`` written to ``events.arrow``
+(both from the run's ``summary.json``); ``wall s`` of the whole command;
+``events/s`` and ``jobs/s`` = those counts / wall s; ``peak RSS MB`` = the
+child's maximum resident set size (kernel accounting for that one process,
+``os.wait4``). ``--repeat N`` keeps the fastest of N runs.
+
+Rows:
+- ``kth-sp2-fcfs``, ``kth-sp2-easy``: the full KTH-SP2 trace (PWA, 28,476
+  jobs; the pwa rules skip the one with no processor count) on one cluster of
+  100 single-CPU machines of 1 MIPS, ``rules = "pwa"`` and rating 1 (estimate
+  = requested time, actual = run time), ``spread`` placement, jobs entering
+  the cluster directly; local policy fcfs / easy.
+- ``quickstart``: the built-in example scenario.
+- ``synthetic-16-clusters``: 16 clusters x 32 machines x 4 CPUs, 20,000
+  synthetic jobs, least-load meta policy, easy local policy.
+
+Targets (issue 2), for the whole command on KTH-SP2: >= 15,000 jobs/s with
+fcfs, >= 8,000 jobs/s with easy, peak RSS < 400 MB. For scale, on a 2-core
+machine the Python peer AccaSim 1.1.3 does 655 (FCFS) and 1,305 (EASY) jobs/s
+on this trace.
+
+    python scripts/bench.py [--only NAME ...] [--repeat N] [--json] [--shared DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import tomli_w
+
+KTH = "traces/KTH-SP2-1996-2.1-cln.swf.gz"
+DEFAULT_SHARED = Path(os.environ.get("GRIDEMU_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+RSS_UNIT = 2**20 if sys.platform == "darwin" else 2**10  # ru_maxrss: bytes on macOS, KiB on Linux
+
+
+def kth(policy: str, shared: Path) -> dict:
+    return {
+        "name": f"kth-sp2-{policy}",
+        "clusters": [{"name": "kth", "policy": policy, "machines": [{"count": 100, "cpus": 1, "mips": 1}]}],
+        "workload": {
+            "source": "swf",
+            "path": str(shared / KTH),
+            "rules": "pwa",
+            "rating": 1,
+            "placement": "spread",
+            "site": "kth",
+        },
+    }
+
+
+def synthetic(shared: Path) -> dict:
+    clusters = [
+        {
+            "name": f"c{i:02d}",
+            "latency": 0.5,
+            "machines": [{"count": 32, "cpus": 4, "mips": 200 + 50 * (i % 4)}],
+        }
+        for i in range(16)
+    ]
+    # 2,048 CPUs; about 2.5 CPUs x 1,050 s per job every 1.6 s keeps them roughly 80% busy.
+    workload = {"source": "synthetic", "jobs": 20_000, "mean_interarrival": 1.6, "estimate": [100.0, 2000.0]}
+    workload |= {"runtime_factor": [0.5, 1.0], "cpus": [1, 4], "bench": [200.0, 500.0]}
+    return {
+        "name": "synthetic-16-clusters",
+        "meta": {"policy": "least-load"},
+        "local": {"policy": "easy"},
+        "clusters": clusters,
+        "workload": workload,
+    }
+
+
+# name -> scenario document (None: a built-in scenario, run by name)
+SCENARIOS = {
+    "kth-sp2-fcfs": lambda shared: kth("fcfs", shared),
+    "kth-sp2-easy": lambda shared: kth("easy", shared),
+    "quickstart": lambda shared: None,
+    "synthetic-16-clusters": synthetic,
+}
+COLUMNS = [  # title, key of a row, format, width
+    ("scenario", "scenario", "{}", 22),
+    ("jobs", "jobs", "{:,}", 7),
+    ("events", "events", "{:,}", 9),
+    ("wall s", "wall_s", "{:.2f}", 7),
+    ("events/s", "events_per_s", "{:,}", 9),
+    ("jobs/s", "jobs_per_s", "{:,}", 7),
+    ("peak RSS MB", "peak_rss_mb", "{:.0f}", 11),
+]
+
+
+def table_line(cells: list[str]) -> str:
+    return "  ".join(
+        cell.ljust(width) if i == 0 else cell.rjust(width)
+        for i, (cell, (_, _, _, width)) in enumerate(zip(cells, COLUMNS, strict=True))
+    )
+
+
+def run_once(name: str, document: dict | None, work: Path) -> dict:
+    """One ``gridemu run`` in a fresh interpreter: its counts, wall time and peak RSS."""
+    scenario = name
+    if document is not None:
+        scenario = work / f"{name}.toml"
+        scenario.write_text(tomli_w.dumps(document))
+    out = Path(tempfile.mkdtemp(dir=work, prefix=f"{name}-run-"))
+    argv = [sys.executable, "-m", "emulator.cli", "run", str(scenario), "--out", str(out), "--quiet"]
+    with open(out.parent / f"{out.name}.log", "w+b") as log:
+        started = time.perf_counter()
+        child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own rusage, unlike RUSAGE_CHILDREN
+        wall = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            log.seek(0)
+            sys.exit(f"{name}: gridemu run failed (exit {child.returncode}):\n{log.read().decode()}")
+    summary = json.loads((out / "summary.json").read_text())
+    jobs, events = summary["jobs"]["total"], summary["run"]["events"]
+    return {
+        "scenario": name,
+        "jobs": jobs,
+        "events": events,
+        "wall_s": round(wall, 3),
+        "events_per_s": round(events / wall),
+        "jobs_per_s": round(jobs / wall),
+        "peak_rss_mb": round(usage.ru_maxrss / RSS_UNIT, 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", choices=list(SCENARIOS), metavar="NAME", help="repeatable")
+    parser.add_argument("--json", action="store_true", help="one JSON object per row instead of a table")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N", help="best (fastest) of N runs")
+    parser.add_argument(
+        "--shared", type=Path, default=DEFAULT_SHARED, help=f"shared folder (default {DEFAULT_SHARED})"
+    )
+    args = parser.parse_args(argv)
+    names = args.only or list(SCENARIOS)
+    missing = 0
+    if not args.json:
+        print(table_line([title for title, _, _, _ in COLUMNS]))
+    with tempfile.TemporaryDirectory(prefix="gridemu-bench-") as tmp:
+        for name in names:
+            document = SCENARIOS[name](args.shared)
+            if name.startswith("kth") and not (args.shared / KTH).is_file():
+                print(f"{name}: skipped, {args.shared / KTH} not found (see --shared)", file=sys.stderr)
+                missing += 1
+                continue
+            runs = [run_once(name, document, Path(tmp)) for _ in range(max(args.repeat, 1))]
+            row = min(runs, key=lambda r: r["wall_s"])
+            if args.json:
+                print(json.dumps(row), flush=True)
+            else:
+                print(table_line([fmt.format(row[key]) for _, key, fmt, _ in COLUMNS]), flush=True)
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
