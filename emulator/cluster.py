@@ -108,6 +108,8 @@ class ClusterPartition:
                 else:
                     self._rows.append((time, SUBMIT, data.id, self.index, 0, NO_CPUS, NO_CPUS, None))
             self.schedule()
+            if self.queue and not self.running and not events:
+                self._reject_stuck()
             if self.report:
                 self._report()
         out, rows = self._outbox, self._rows
@@ -161,6 +163,19 @@ class ClusterPartition:
             return
         for job, plan in self.policy.schedule(self.view):
             self._start(job, plan)
+
+    def _reject_stuck(self) -> None:
+        """Reject the jobs that can never start: nothing runs, nothing is due, and the policy left them.
+
+        (E.g. a spread job needing more license copies, counted per machine, than
+        the pool has.) Without this they would silently never end.
+        """
+        for job in list(self.queue.values()):
+            del self.queue[job.id]
+            self._queued_work -= job.length
+            reason = f"cannot start on idle cluster {self.cluster.name} under policy {self.policy.name}"
+            self._rows.append((self.now, REJECT, job.id, self.index, 0, NO_CPUS, NO_CPUS, reason))
+            self._changes[3].append(job.id)
 
     def _start(self, job: Job, plan: Plan) -> None:
         del self.queue[job.id]

@@ -199,9 +199,11 @@ class Cluster:
 
     def fits(self, job: Job) -> str:
         """Why ``job`` can never run here ("" if it can, given an empty cluster)."""
-        missing = [lic for lic in job.licenses if self.licenses.get(lic, 0) < 1]
-        if missing:
-            return f"cluster {self.name} has no copy of license(s) {', '.join(missing)}"
+        for lic in sorted(set(job.licenses)):
+            need, have = job.licenses.count(lic), self.licenses.get(lic, 0)
+            if need > have:
+                copies = "copy" if need == 1 else "copies"
+                return f"job needs {need} {copies} of license {lic}; cluster {self.name} has {have}"
         capacity = self.capacity(job.licenses, job.placement)
         if job.cpus <= capacity:
             return ""

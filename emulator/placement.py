@@ -94,14 +94,15 @@ class Scratch:
     def license_need(self, job: Job, plan: Plan) -> dict[str, int]:
         return self.res.license_need(job, plan, self.held)
 
-    def licenses_ok(self, job: Job, plan: Plan, pool: dict[str, int] | None = None) -> bool:
-        pool = self.licenses if pool is None else pool
-        return all(pool.get(lic, 0) >= n for lic, n in self.license_need(job, plan).items())
+    def licenses_ok(self, job: Job, plan: Plan) -> bool:
+        return _enough(self.licenses, self.license_need(job, plan))
 
     def fit(self, job: Job, cap: np.ndarray | None = None, pool: dict[str, int] | None = None) -> Plan | None:
         """First-fit plan for ``job`` on what is still free (within ``cap`` and ``pool`` if given).
 
-        ``cap`` and ``pool`` must only shrink during the pass, like the free resources.
+        ``pool`` bounds the copies the job keeps until it ends (counted ``fresh``,
+        see :meth:`Resources.license_need`). ``cap`` and ``pool`` must only shrink
+        during the pass, like the free resources.
         """
         if job.cpus > self.total:
             return None
@@ -110,7 +111,11 @@ class Scratch:
             return None
         free = self.free if cap is None else np.minimum(self.free, cap)
         plan = first_fit(job, free, self.res.eligible(job.licenses))
-        if plan is None or not self.licenses_ok(job, plan, pool):
+        if (
+            plan is None
+            or not self.licenses_ok(job, plan)
+            or (pool is not None and not _enough(pool, self.res.license_need(job, plan, fresh=True)))
+        ):
             self._failed[key] = min(job.cpus, self._failed.get(key, 1 << 62))
             return None
         return plan
@@ -122,6 +127,10 @@ class Scratch:
             self.held.update((m, lic) for m, _ in plan for lic in job.licenses)
         self.free -= plan_vector(plan, self.free.size)
         self.total -= job.cpus
+
+
+def _enough(pool: dict[str, int], need: dict[str, int]) -> bool:
+    return all(pool.get(lic, 0) >= n for lic, n in need.items())
 
 
 Ends = list[tuple[float, Plan, tuple[str, ...]]]

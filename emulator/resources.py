@@ -61,11 +61,15 @@ class Resources:
             fastest = self._eligible[key] = float(self.mips[mask].max()) if mask.any() else 0.0
         return fastest
 
-    def license_need(self, job: Job, plan: Plan, held: set[tuple[int, str]] = frozenset()) -> dict[str, int]:
+    def license_need(
+        self, job: Job, plan: Plan, held: set[tuple[int, str]] = frozenset(), fresh: bool = False
+    ) -> dict[str, int]:
         """Copies ``job`` would take if started on ``plan`` now.
 
         With copies counted per machine, a machine already holding the license
-        (now, or in ``held``: a policy's tentative starts) needs no new copy.
+        (now, or in ``held``: a policy's tentative starts) needs no new copy,
+        unless ``fresh``: then every machine counts, as it keeps a copy busy
+        until the job ends whoever else shares it (what a reservation must count).
         """
         if not job.licenses:
             return {}
@@ -73,7 +77,9 @@ class Resources:
             return dict(Counter(job.licenses))
         need: Counter[str] = Counter()
         for lic in set(job.licenses):
-            need[lic] = sum(1 for m, _ in plan if self._holders[(m, lic)] == 0 and (m, lic) not in held)
+            need[lic] = sum(
+                1 for m, _ in plan if fresh or (self._holders[(m, lic)] == 0 and (m, lic) not in held)
+            )
         return dict(need)
 
     def licenses_free_for(self, job: Job, plan: Plan = ()) -> bool:

@@ -118,7 +118,7 @@ def test_job_needing_a_license_the_cluster_lacks_is_rejected(tmp_path):
         tmp_path, one_cluster("easy", [machine(4)]), [job(1, 0, 1, 5, licenses=["x"])], site="c"
     )
     assert rows[1]["status"] == "rejected"
-    assert "no copy of license(s) x" in rows[1]["reason"]
+    assert "job needs 1 copy of license x; cluster c has 0" in rows[1]["reason"]
 
 
 def test_license_suitability_restricts_machines(tmp_path):

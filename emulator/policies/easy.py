@@ -50,7 +50,7 @@ class Easy(LocalPolicy):
             # spare-resource check; the others are placed now and checked at their plan's speed.
             plan = None if now + work / res.fastest(job.licenses) > reservation.time else scratch.fit(job)
             if plan is None or now + work / speed(plan, res.mips) > reservation.time:
-                plan = scratch.fit(job, cap=spare, pool=_min_pool(scratch.licenses, spare_licenses))
+                plan = scratch.fit(job, cap=spare, pool=spare_licenses)
                 if plan is None:
                     continue
                 _take_spare(scratch, job, plan, spare, spare_licenses)
@@ -69,13 +69,9 @@ class Easy(LocalPolicy):
         return ends
 
 
-def _min_pool(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
-    return {lic: min(n, b.get(lic, 0)) for lic, n in a.items()}
-
-
 def _take_spare(scratch: Scratch, job, plan, spare: np.ndarray, spare_licenses: dict[str, int]) -> None:
     """A backfilled job that outlives the reservation uses up spare resources."""
     for m, n in plan:
         spare[m] -= n
-    for lic, n in scratch.license_need(job, plan).items():
+    for lic, n in scratch.res.license_need(job, plan, fresh=True).items():
         spare_licenses[lic] = spare_licenses.get(lic, 0) - n

@@ -12,6 +12,8 @@ class Fcfs(LocalPolicy):
     """Start queued jobs in arrival order, first fit, until one does not fit."""
 
     def schedule(self, view) -> list[Decision]:
+        if next(iter(view.queue.values())).cpus > view.resources.free_cpus:
+            return []  # the head cannot start: nothing can (the common case on a busy cluster)
         scratch = Scratch(view.resources)
         starts: list[Decision] = []
         for job in view.queue.values():
