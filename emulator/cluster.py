@@ -108,7 +108,7 @@ class ClusterPartition:
                 else:
                     self._rows.append((time, SUBMIT, data.id, self.index, 0, NO_CPUS, NO_CPUS, None))
             self.schedule()
-            if self.queue and not self.running and not events:
+            while self.queue and not self.running and not events:
                 self._reject_stuck()
             if self.report:
                 self._report()
@@ -165,17 +165,20 @@ class ClusterPartition:
             self._start(job, plan)
 
     def _reject_stuck(self) -> None:
-        """Reject the jobs that can never start: nothing runs, nothing is due, and the policy left them.
+        """Reject the queue head when nothing runs, nothing is due and the policy still left it queued.
 
-        (E.g. a spread job needing more license copies, counted per machine, than
-        the pool has.) Without this they would silently never end.
+        It can never start then (no event will free anything); the jobs behind
+        it get another pass. A safety net: admission rejects what cannot fit an
+        idle cluster, so only a policy that idles with work left gets here, and
+        a job must never silently stay queued forever.
         """
-        for job in list(self.queue.values()):
-            del self.queue[job.id]
-            self._queued_work -= job.length
-            reason = f"cannot start on idle cluster {self.cluster.name} under policy {self.policy.name}"
-            self._rows.append((self.now, REJECT, job.id, self.index, 0, NO_CPUS, NO_CPUS, reason))
-            self._changes[3].append(job.id)
+        job = next(iter(self.queue.values()))
+        del self.queue[job.id]
+        self._queued_work -= job.length
+        reason = f"cannot start on idle cluster {self.cluster.name} under policy {self.policy.name}"
+        self._rows.append((self.now, REJECT, job.id, self.index, 0, NO_CPUS, NO_CPUS, reason))
+        self._changes[3].append(job.id)
+        self.schedule()
 
     def _start(self, job: Job, plan: Plan) -> None:
         del self.queue[job.id]

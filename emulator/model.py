@@ -206,13 +206,31 @@ class Cluster:
                 return f"job needs {need} {copies} of license {lic}; cluster {self.name} has {have}"
         capacity = self.capacity(job.licenses, job.placement)
         if job.cpus <= capacity:
-            return ""
+            return self._copies_per_machine(job)
         if job.placement == SINGLE:
             return (
                 f"job needs {job.cpus} CPUs on one machine; the largest eligible "
                 f"machine of cluster {self.name} has {capacity}"
             )
         return f"job needs {job.cpus} CPUs; cluster {self.name} has {capacity} eligible CPUs"
+
+    def _copies_per_machine(self, job: Job) -> str:
+        """With copies counted per machine, a spread job needs one per machine its idle placement uses."""
+        if not (self.license_per_machine and job.licenses and job.placement == SPREAD):
+            return ""
+        machines, cpus = 0, 0
+        for m in self.machines:
+            if cpus >= job.cpus:
+                break
+            if m.can_run(job.licenses):
+                machines, cpus = machines + 1, cpus + m.cpus
+        for lic in sorted(set(job.licenses)):
+            if machines > self.licenses.get(lic, 0):
+                return (
+                    f"job spreads over {machines} machines, each needing a copy of license {lic} "
+                    f"(copies counted per machine); cluster {self.name} has {self.licenses.get(lic, 0)}"
+                )
+        return ""
 
 
 @dataclass(frozen=True)

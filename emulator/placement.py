@@ -8,6 +8,7 @@ machine index first). Machine order can be changed (e.g. fastest first).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,25 +140,34 @@ Ends = list[tuple[float, Plan, tuple[str, ...]]]
 def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | None:
     """Reserve for ``job`` from running jobs' estimated ends ``(end, plan, licenses)``, sorted.
 
-    Releases are applied one end time at a time, starting from what ``scratch``
-    says is free now; the reservation is the first end time after which the job
-    fits (CPUs and license copies). Feasibility is tracked incrementally (the
-    eligible free CPUs for a spread job, the released machines for a single
-    one), so the walk costs one step per released machine. With license copies
-    counted per machine, copies are counted per job here (never fewer than the
-    job needs, so the reservation is never too early). None when the job would
-    not fit even on an idle cluster.
+    ``ends`` must cover every job holding resources (running, and started in
+    this pass). Releases are applied one end time at a time, starting from what
+    ``scratch`` says is free now; the reservation is the first end time after
+    which the job fits (CPUs and license copies). CPU feasibility is tracked
+    incrementally (the eligible free CPUs for a spread job, the released
+    machines for a single one), so the walk costs one step per released
+    machine. With copies counted per machine, a copy comes back when the last
+    job holding it on that machine ends, and the job is charged one copy per
+    machine of its plan (never fewer than it needs: the reservation is never
+    too early). None when the job would not fit even on an idle cluster.
     """
-    mask = scratch.res.eligible(job.licenses)
+    res = scratch.res
+    mask = res.eligible(job.licenses)
     usable = scratch.free[mask]
     cpus, spread = job.cpus, job.placement != SINGLE
     room = int(usable.sum())
     fits = room >= cpus if spread else bool((usable >= cpus).any())
     free, eligible = scratch.free.tolist(), mask.tolist()
     licenses = dict(scratch.licenses)
-    needs = {lic: job.licenses.count(lic) for lic in job.licenses}
+    copies = _CopyClock(ends, licenses) if res.per_machine else None
     i, count, time = 0, len(ends), now
-    while not (fits and all(licenses.get(lic, 0) >= n for lic, n in needs.items())):
+    while True:
+        if fits:
+            spare = np.array(free, dtype=np.int64)
+            plan = first_fit(job, spare, mask)
+            need = res.license_need(job, plan, fresh=True)
+            if _enough(licenses, need):
+                break
         if i == count:
             return None
         time = max(ends[i][0], now)
@@ -168,13 +178,29 @@ def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation |
                 if eligible[m]:
                     room += n
                     fits = fits or free[m] >= cpus
-            for lic in held:
-                licenses[lic] = licenses.get(lic, 0) + 1
+            if copies is None:
+                for lic in held:
+                    licenses[lic] = licenses.get(lic, 0) + 1
+            else:
+                copies.release(released, held)
             i += 1
         fits = fits or (spread and room >= cpus)
-    spare = np.array(free, dtype=np.int64)
-    plan = first_fit(job, spare, mask)
     spare -= plan_vector(plan, spare.size)
-    for lic, n in needs.items():
+    for lic, n in need.items():
         licenses[lic] -= n
     return Reservation(time, plan, spare, licenses)
+
+
+class _CopyClock:
+    """Per-machine license copies over a reservation walk: a copy returns with its machine's last holder."""
+
+    def __init__(self, ends: Ends, licenses: dict[str, int]) -> None:
+        self.licenses = licenses
+        self.holders = Counter((m, lic) for _, plan, held in ends for m, _ in plan for lic in set(held))
+
+    def release(self, plan: Plan, held: tuple[str, ...]) -> None:
+        for lic in set(held):
+            for m, _ in plan:
+                self.holders[(m, lic)] -= 1
+                if self.holders[(m, lic)] == 0:
+                    self.licenses[lic] = self.licenses.get(lic, 0) + 1

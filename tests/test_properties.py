@@ -29,9 +29,8 @@ Every run's ``events.arrow`` is replayed and checked:
    time they differ, where EASY starts a superset of FCFS's jobs and the blocked head
    does not start later than under FCFS. Hand-made examples pin exact start times.
 
-Known emulator bugs are shown by the ``xfail(strict=True)`` tests at the end; the
-generators avoid the inputs that trigger them (see :func:`hits_known_bug`) so the
-other properties keep being checked.
+License-copy corner cases (copies counted per machine, duplicate licenses) have
+regression tests at the end.
 """
 
 from __future__ import annotations
@@ -46,7 +45,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import emulator
@@ -59,7 +58,7 @@ META_POLICIES = ("round-robin", "random", "least-load")
 EPS = 1e-9
 
 SETTINGS = settings(
-    max_examples=80,
+    max_examples=100,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -230,11 +229,20 @@ def shape(cl: Clu, job: Jb) -> tuple[int, str]:
 
 
 def fits(cl: Clu, cpus: int, placement: str, licenses) -> bool:
-    """Would the job fit the cluster when idle (hardware, suitability, license copies)?"""
+    """Would the job fit the cluster when idle (hardware, suitability, license copies)?
+
+    With copies counted per machine, a spread job needs one copy per machine of its
+    idle first-fit plan.
+    """
     if any(cl.pool.get(lic, 0) < n for lic, n in Counter(licenses).items()):
         return False
     able = [m.cpus for m in cl.machines if m.can_run(licenses)]
-    return (max(able, default=0) if placement == "single" else sum(able)) >= cpus
+    if (max(able, default=0) if placement == "single" else sum(able)) < cpus:
+        return False
+    if not (cl.per_machine and placement == "spread" and licenses):
+        return True
+    plan = first_fit(cl, [m.cpus for m in cl.machines], cpus, placement, licenses)
+    return all(len(plan) <= cl.pool.get(lic, 0) for lic in licenses)
 
 
 def first_fit(cl: Clu, free: list[int], cpus: int, placement: str, licenses) -> list[int] | None:
@@ -265,27 +273,6 @@ def licenses_free_for(cl: Clu, plan: list[int], licenses, running) -> bool:
     else:
         need = Counter(licenses)
     return all(cl.pool.get(lic, 0) - used[lic] >= n for lic, n in need.items())
-
-
-def idle_plan_needs_too_many_copies(cl: Clu, job: Jb) -> bool:
-    cpus, placement = shape(cl, job)
-    if not (cl.per_machine and placement == "spread" and job.licenses):
-        return False
-    if not fits(cl, cpus, placement, job.licenses):
-        return False
-    plan = first_fit(cl, [m.cpus for m in cl.machines], cpus, placement, job.licenses)
-    return any(len(plan) > cl.pool.get(lic, 0) for lic in job.licenses)
-
-
-def hits_known_bug(raw: dict) -> bool:
-    """A job the emulator accepts but can never start (see test_spread_job_needing_more_copies...)."""
-    clusters, jobs, _ = model(raw)
-    names = {c.name: c for c in clusters}
-    for job in jobs.values():
-        candidates = [names[job.site]] if job.site in names else clusters
-        if any(idle_plan_needs_too_many_copies(cl, job) for cl in candidates):
-            return True
-    return False
 
 
 # -- running and reading traces -----------------------------------------------------------------------
@@ -499,8 +486,7 @@ def check_heads(trace: Trace) -> int:
         order = [j for j in arrived if first_row(rows[j], "start") is not None]
         if cl.policy == "easy":
             exact = all(jobs[j].runtime == jobs[j].estimate for j in order)
-            licensed = any(jobs[j].licenses for j in order)
-            if not exact or (cl.per_machine and licensed):  # see test_easy_per_machine_license_*
+            if not exact:
                 continue
         pos = {j: i for i, j in enumerate(order)}
         arrive = {j: first_row(rows[j], "arrive")["time"] for j in order}
@@ -545,7 +531,6 @@ def check_heads(trace: Trace) -> int:
 @SETTINGS
 @given(grid_scenarios())
 def test_random_grids_keep_every_invariant(raw):
-    assume(not hits_known_bug(raw))
     trace = run_raw(raw)
     check_sorted(trace)
     check_allocations(trace)
@@ -553,12 +538,11 @@ def test_random_grids_keep_every_invariant(raw):
     check_heads(trace)
 
 
-@settings(SETTINGS, max_examples=60)
+@settings(SETTINGS, max_examples=80)
 @given(grid_scenarios(exact=True, policies=("easy", "easy", "fcfs")))
 def test_exact_estimates_fcfs_and_easy_heads_are_never_delayed(raw):
     """Same checks with runtime == estimate everywhere, so EASY's guarantee is checked on every
     EASY cluster (copies counted per job) and FCFS's on every FCFS cluster."""
-    assume(not hits_known_bug(raw))
     trace = run_raw(raw)
     check_allocations(trace)
     check_job_lifecycles(trace)
@@ -587,7 +571,6 @@ def test_easy_and_fcfs_agree_until_easy_backfills(raw):
     differ they are identical; at that time EASY starts everything FCFS starts plus
     backfilled jobs (each of which FCFS starts later), and the blocked head does not start
     later under EASY than under FCFS."""
-    assume(not hits_known_bug(raw))
     fcfs_raw = copy.deepcopy(raw)
     fcfs_raw["clusters"][0]["policy"] = "fcfs"
     easy, fcfs = run_raw(raw), run_raw(fcfs_raw)
@@ -608,7 +591,8 @@ def test_easy_and_fcfs_agree_until_easy_backfills(raw):
             f"job {jid}: EASY backfills it at {diverge}, FCFS starts it at {starts_f[jid]}"
         )
     arrived = [r["job"] for r in fcfs.rows if r["kind"] == "arrive" and r["time"] <= diverge]
-    head = next(j for j in arrived if j in starts_f and starts_f[j] > diverge)
+    head = next((j for j in arrived if j in starts_f and starts_f[j] > diverge), None)
+    assert head is not None, f"t={diverge}: EASY backfilled although no job was blocked"
     assert starts_e[head] <= starts_f[head], (
         f"head job {head} (blocked at t={diverge}): "
         f"EASY starts it at {starts_e[head]}, FCFS at {starts_f[head]}"
@@ -709,58 +693,102 @@ def test_easy_may_delay_a_job_behind_the_head():
     assert {j: s[0] for j, s in fcfs.items()} == {1: 0.0, 2: 10.0, 3: 10.0, 4: 15.0}
 
 
-# -- known bugs ----------------------------------------------------------------------------------------
+# -- license-copy corner cases (regressions) ------------------------------------------
 
 
-def job_outcomes(trace: Trace) -> dict[int, tuple]:
-    rows = by_job(trace.rows)
-    return {j: tuple(r["kind"] for r in mine) for j, mine in rows.items()}
+def outcome(trace: Trace, jid: int) -> tuple[tuple[str, ...], str | None]:
+    """The kinds of a job's rows and its reject reason (None if it was not rejected)."""
+    mine = by_job(trace.rows)[jid]
+    end = first_row(mine, "reject")
+    return tuple(r["kind"] for r in mine), (end["info"] if end else None)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Cluster.fits checks >= 1 copy per license, so a job asking for 2 copies of a 1-copy "
-    "license is accepted and then never starts: it is silently dropped (no finish, no reject)",
-)
-def test_job_needing_more_copies_of_a_license_than_the_cluster_has_is_rejected():
+PER_MACHINE = {"license_per_machine": True}
+PER_MACHINE_2X2 = [{"cpus": 2, "mips": 1.0, "count": 2}]
+"""Two 2-CPU machines: a 3-CPU spread job needs both, so 2 copies counted per machine."""
+
+
+def test_job_needing_more_copies_of_a_license_than_the_pool_is_rejected():
+    # Was a bug: Cluster.fits only asked for >= 1 copy, so the job was accepted and never ended.
     raw = one_cluster("fcfs", [{"cpus": 2, "mips": 1.0}], [gl(1, 1, 1.0, ["a", "a"])], licenses={"a": 1})
-    assert job_outcomes(run_raw(raw))[1] == ("submit", "arrive", "reject")
+    kinds, reason = outcome(run_raw(raw), 1)
+    assert kinds == ("submit", "arrive", "reject") and reason
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with license_per_machine a spread job over 2 machines needs 2 copies; Cluster.fits "
-    "checks for 1, so a job whose idle first-fit plan needs more copies than the pool is "
-    "accepted and never starts (silently dropped)",
-)
 @pytest.mark.parametrize("policy", ["fcfs", "easy"])
 def test_spread_job_needing_more_copies_than_the_pool_per_machine_is_not_dropped(policy):
+    # Was a bug: the job was accepted and silently never ended. Now rejected with a reason.
     raw = one_cluster(
-        policy,
-        [{"cpus": 2, "mips": 1.0, "count": 2}],
-        [gl(1, 3, 1.0, ["a"], placement="spread")],
-        licenses={"a": 1},
-        license_per_machine=True,
+        policy, PER_MACHINE_2X2, [gl(1, 3, 1.0, ["a"], placement="spread")], licenses={"a": 1}, **PER_MACHINE
     )
-    assert job_outcomes(run_raw(raw))[1][-1] in ("finish", "reject")
+    kinds, reason = outcome(run_raw(raw), 1)
+    assert kinds[-1] == "reject" and reason
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="EASY with license_per_machine: a backfilled job placed on a machine that already "
-    "holds a copy needs no new copy, so it is not charged against the reservation's spare "
-    "licenses, yet it keeps that copy busy past the reservation and delays the head",
-)
-def test_easy_per_machine_license_backfill_does_not_delay_the_head():
-    # M0, M1: 3 CPUs each; one copy of L counted per machine. J1 (L, 0..10) and J2 (0..100)
-    # run on M0. J3 (3 CPUs, L) is blocked: it is reserved on M1 at 10, when J1 frees the
-    # copy. J4 (1 CPU, L, 100 s) fits M0's last CPU and shares M0's copy, so it is
-    # backfilled: the copy stays on M0 until 100 and J3 starts at 100, not 10 (FCFS: 10).
+def test_easy_per_machine_backfill_sharing_a_copy_does_not_delay_the_head():
+    # Was a bug. M0, M1: 3 CPUs each; one copy of L counted per machine. J1 (L, 0..10) and
+    # J2 (0..100) run on M0. J3 (3 CPUs, L) is blocked and reserved on M1 at 10, when J1
+    # frees the copy. J4 (1 CPU, L, 100 s) fits M0's last CPU sharing M0's copy: if
+    # backfilled it keeps the copy on M0 busy until 100 and J3 starts at 100, not 10.
     raw = one_cluster(
         "easy",
         [{"cpus": 3, "mips": 1.0, "count": 2}],
         [gl(1, 1, 10.0, ["L"]), gl(2, 1, 100.0), gl(3, 3, 10.0, ["L"]), gl(4, 1, 100.0, ["L"])],
         licenses={"L": 1},
-        license_per_machine=True,
+        **PER_MACHINE,
     )
     assert schedule_of(run_raw(raw))[3][0] == 10.0
+
+
+def test_fcfs_runnable_job_behind_a_job_that_can_never_start_still_runs():
+    # J1 (3 CPUs spread, L) would need 2 copies per machine, the pool has 1: it can never
+    # start. J2 (1 CPU, no license) could run at once; FCFS keeps it behind J1, and when the
+    # cluster is idle both are rejected ("cannot start on idle cluster").
+    raw = one_cluster(
+        "fcfs",
+        PER_MACHINE_2X2,
+        [gl(1, 3, 1.0, ["L"], placement="spread"), gl(2, 1, 1.0)],
+        licenses={"L": 1},
+        **PER_MACHINE,
+    )
+    trace = run_raw(raw)
+    assert outcome(trace, 1)[0][-1] == "reject"
+    assert outcome(trace, 2)[0][-1] == "finish", outcome(trace, 2)
+
+
+def test_meta_never_sends_a_job_where_per_machine_copies_can_never_suffice():
+    # c0: two 2-CPU machines, one copy of L per machine: a 3-CPU spread job needs 2 copies.
+    # c1: one 4-CPU machine, one copy: runs it. Round-robin tries c0 first.
+    c0 = {"name": "c0", "machines": PER_MACHINE_2X2, "licenses": {"L": 1}, **PER_MACHINE}
+    c1 = {"name": "c1", "machines": [{"cpus": 4, "mips": 1.0}], "licenses": {"L": 1}}
+    raw = {
+        "name": "meta",
+        "meta": {"policy": "round-robin"},
+        "clusters": [c0, c1],
+        "workload": {"source": "gridlets", "gridlets": [gl(1, 3, 1.0, ["L"], placement="spread")]},
+    }
+    kinds, reason = outcome(run_raw(raw), 1)
+    assert kinds[-1] == "finish", (kinds, reason)
+
+
+def test_easy_per_machine_reservation_counts_a_shared_copy_once():
+    # Two copies of L, counted per machine. M0 (3 CPUs): J1 (no L, 0..5). M1 (4 CPUs): J2, J3
+    # (L, 0..5) and J4 (L, 0..20) share one copy. M2 (2 CPUs): J5 (L, 0..100) the other.
+    # J6 (3 CPUs, L) can start on M0 only when a copy is free: at 20 (J4 ends; FCFS: 20).
+    # reserve() counts J2 and J3 as freeing 2 copies at 5: J6 reserved at 5 with a spare
+    # copy, so J7 (L, 100 s) is backfilled on M1, keeps M1's copy busy until 100, and J6
+    # starts at 100.
+    machines = [{"cpus": 3, "mips": 1.0}, {"cpus": 4, "mips": 1.0}, {"cpus": 2, "mips": 1.0}]
+    jobs = [
+        gl(1, 3, 5.0),
+        gl(2, 1, 5.0, ["L"]),
+        gl(3, 1, 5.0, ["L"]),
+        gl(4, 1, 20.0, ["L"]),
+        gl(5, 2, 100.0, ["L"]),
+        gl(6, 3, 10.0, ["L"]),
+        gl(7, 1, 100.0, ["L"]),
+    ]
+    fcfs = schedule_of(run_raw(one_cluster("fcfs", machines, jobs, licenses={"L": 2}, **PER_MACHINE)))
+    easy = schedule_of(run_raw(one_cluster("easy", machines, jobs, licenses={"L": 2}, **PER_MACHINE)))
+    assert fcfs[6][0] == 20.0
+    assert easy[6][0] <= 20.0, f"EASY starts the head J6 at {easy[6][0]}, FCFS at 20"
