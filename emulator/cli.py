@@ -1,7 +1,10 @@
 """The ``gridemu`` command: a thin layer over :mod:`emulator.runner` and :mod:`emulator.scenario`.
 
-Errors a user can fix (a bad scenario, a trace line, an existing output
-directory) print one clear line and exit with status 2; no traceback.
+Each subcommand is a function ``add_X(sub)`` that registers its parser and
+sets ``command`` to its handler; :data:`COMMANDS` lists them (modules of later
+features add theirs there). Errors a user can fix (a bad scenario, a trace
+line, an existing output directory) print one clear line and exit with status
+2; no traceback.
 """
 
 from __future__ import annotations
@@ -34,14 +37,15 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gridemu", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
-    run = sub.add_parser("run", help="run a scenario and write a run directory")
-    run.add_argument(
-        "scenario", help=f"a scenario file, or a built-in name ({', '.join(scenario.builtin_names())})"
-    )
-    run.add_argument("--out", type=Path, help="run directory (default: a new runs/<name>-seed<N>-NNN)")
-    run.add_argument("--seed", type=int, help="override the scenario's seed")
-    run.add_argument("--backend", choices=["inproc"], default="inproc", help="where partitions run")
-    run.add_argument(
+    for add in COMMANDS:
+        add(sub)
+    return parser
+
+
+def scenario_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every command that loads a scenario shares: ``--seed``, ``--set``."""
+    parser.add_argument("--seed", type=int, help="override the scenario's seed")
+    parser.add_argument(
         "--set",
         dest="overrides",
         action="append",
@@ -49,12 +53,24 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="override a scenario key, e.g. --set meta.policy=random (repeatable)",
     )
+
+
+def add_run(sub) -> None:
+    run = sub.add_parser("run", help="run a scenario and write a run directory")
+    run.add_argument(
+        "scenario", help=f"a scenario file, or a built-in name ({', '.join(scenario.builtin_names())})"
+    )
+    run.add_argument("--out", type=Path, help="run directory (default: a new runs/<name>-seed<N>-NNN)")
+    run.add_argument("--backend", choices=["inproc"], default="inproc", help="where partitions run")
+    scenario_arguments(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(command=_run)
+
+
+def add_inspect(sub) -> None:
     inspect = sub.add_parser("inspect", help="print a run directory's summary and counts")
     inspect.add_argument("run_dir", type=Path)
     inspect.set_defaults(command=_inspect)
-    return parser
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -126,6 +142,9 @@ def _pad(cell: str, width: int, column: int) -> str:
 
 def _cell(value, fmt: str) -> str:
     return "-" if value is None else fmt.format(value)
+
+
+COMMANDS = [add_run, add_inspect]
 
 
 if __name__ == "__main__":

@@ -415,3 +415,11 @@ def test_kth_full_trace_pwa():
     first = trace.jobs[0]  # "15 599850 192180 3477 4 -1 -1 4 53940 ..."
     assert (first.id, first.submit, first.cpus, first.runtime, first.estimate) == (15, 599850, 4, 3477, 53940)
     assert sum(j.runtime == 0 for j in trace.jobs) == 8  # sub-second runs, kept as the trace says
+
+
+def test_gridsim_rules_can_read_the_run_time_from_field_4(tmp_path):
+    path = write(tmp_path, swf_line(1, run=42, req_time=100), swf_line(2, run="4.5", req_time=100))
+    trace = read_swf(path, rating=10.0, runtime_field=4)
+    assert [(j.id, j.estimate, j.length) for j in trace.jobs] == [(1, 42, 420.0)]
+    assert trace.skipped == [SkippedLine(2, "field 4 (run time) is '4.5', not an integer")]
+    assert [j.estimate for j in read_swf(path, rating=10.0).jobs] == [100, 100]

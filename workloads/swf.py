@@ -134,6 +134,7 @@ class _Options:
     bench: float
     site: str
     placement: str
+    runtime_field: int = 9
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ class _RuleSet:
     """
 
     job: Callable[[list[str], _Options], Job | str]
-    bad_field: Callable[[list[str]], tuple[int, str] | None]
+    bad_field: Callable[[list[str], _Options], tuple[int, str] | None]
 
 
 def _user(f: list[str]) -> int:
@@ -166,13 +167,15 @@ def _first_bad(
 # --- gridsim: GridSim 5.2's Workload -----------------------------------------------------------
 
 
-def _gridsim_values(f: list[str]) -> tuple[int, int, int, int]:
+def _gridsim_values(f: list[str], runtime_field: int = 9) -> tuple[int, int, int, int]:
     """Job number, submit, run time and processors as GridSim reads them (before its clamping).
 
-    GridSim parses field 4 only when field 9 is -1, and field 5 only when field 8
-    is -1 or 0, so a bad value in a field it does not read does not skip the line.
+    GridSim parses field 4 only when field 9 is -1 (unless configured to read the
+    run time from field 4: ``runtime_field=4``), and field 5 only when field 8 is
+    -1 or 0, so a bad value in a field it does not read does not skip the line.
     """
-    job, submit, runtime = int(f[0]), int(f[1]), int(f[8])
+    job, submit = int(f[0]), int(f[1])
+    runtime = int(f[8]) if runtime_field == 9 else -1
     if runtime == -1:
         runtime = int(f[3])
     procs = int(f[7])
@@ -182,7 +185,7 @@ def _gridsim_values(f: list[str]) -> tuple[int, int, int, int]:
 
 
 def _gridsim_job(f: list[str], opt: _Options) -> Job:
-    job, submit, runtime, procs = _gridsim_values(f)
+    job, submit, runtime, procs = _gridsim_values(f, opt.runtime_field)
     if runtime <= 0:  # 0: SWF rounds down sub-second runs; < 0: unknown in both fields,
         # where GridSim's Gridlet clamps the length (run time x rating) to 1 MI.
         runtime = 1 if runtime == 0 else 1.0 / opt.bench
@@ -200,10 +203,10 @@ def _gridsim_job(f: list[str], opt: _Options) -> Job:
     )
 
 
-def _gridsim_bad_field(f: list[str]) -> tuple[int, str] | None:
-    """In GridSim's order: 1, 2, 9, then 4 when 9 is -1, 8, then 5 when 8 is -1 or 0."""
-    order = [1, 2, 9]
-    if _JAVA_INT(f[8]) and int(f[8]) == -1:
+def _gridsim_bad_field(f: list[str], opt: _Options) -> tuple[int, str] | None:
+    """In GridSim's order: 1, 2, 9, then 4 when 9 is -1 (or 4 alone), 8, then 5 when 8 is -1 or 0."""
+    order = [1, 2, 9] if opt.runtime_field == 9 else [1, 2, 4]
+    if opt.runtime_field == 9 and _JAVA_INT(f[8]) and int(f[8]) == -1:
         order.append(4)
     order.append(8)
     if _JAVA_INT(f[7]) and int(f[7]) in (-1, 0):
@@ -250,7 +253,7 @@ def _pwa_job(f: list[str], opt: _Options) -> Job | str:
     )
 
 
-def _pwa_bad_field(f: list[str]) -> tuple[int, str] | None:
+def _pwa_bad_field(f: list[str], opt: _Options) -> tuple[int, str] | None:
     """Fields 1, 2, 4, 9, 5, then 8 when 5 is not positive: ids and processors integers, times numbers."""
     checks = [(1, _JAVA_INT, "an integer")]
     checks += [(n, _is_real, "a number") for n in (2, 4, 9)]
@@ -276,6 +279,7 @@ def read_swf(
     site: str = "",
     placement: str = SPREAD,
     strict: bool = False,
+    runtime_field: int = 9,
 ) -> SwfTrace:
     """Read an SWF trace (plain, ``.gz`` or ``.zip``) into jobs.
 
@@ -284,7 +288,9 @@ def read_swf(
     ``rating``, as GridSim computes it. ``limit``: stop after that many jobs.
     ``site`` and ``placement`` are copied into every job. ``strict``: an
     unreadable number in a field the rules read raises :class:`TraceError`
-    instead of skipping the line. Job ids must be unique (the emulator keys on
+    instead of skipping the line. ``runtime_field`` (gridsim rules): 9 reads the
+    requested time with field 4 as fallback (GridSim's Workload), 4 reads the
+    run time (gridsim.parallel's reader can be configured so). Job ids must be unique (the emulator keys on
     them): a repeated id raises :class:`TraceError` naming both lines.
     """
     rule_set = _RULE_SETS.get(rules)
@@ -302,7 +308,9 @@ def read_swf(
     header: dict[str, str] | None = trace.header  # None once the first data line is seen
     last_key = ""  # header key a keyless comment line continues
     make, bad_field = rule_set.job, rule_set.bad_field
-    options = _Options(float(rating), site, placement)
+    if runtime_field not in (4, 9):
+        raise ValueError(f"runtime_field must be 4 or 9, got {runtime_field!r}")
+    options = _Options(float(rating), site, placement, runtime_field)
     if limit == 0:
         return trace
     with _open_text(Path(path)) as lines:
@@ -323,7 +331,7 @@ def read_swf(
                     raise ValueError
                 job = make(f, options)
             except ValueError:
-                bad = bad_field(f)
+                bad = bad_field(f, options)
                 if bad is None:  # "_" only in fields the rules do not read
                     job = make(f, options)
                 else:
