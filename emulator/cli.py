@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 
 import pyarrow as pa
-from tqdm import tqdm
 
 from . import runner, scenario
 from .config import ScenarioError
 from .policies import PolicyError
+from .progress import RunProgress
 
 EXIT_USAGE = 2
 
@@ -75,8 +75,8 @@ def add_inspect(sub) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     scen = scenario.load(args.scenario, args.overrides, seed=args.seed)
-    with tqdm(total=len(scen.jobs), unit="job", desc=scen.name, disable=args.quiet, leave=False) as bar:
-        result = runner.run(scen, args.out, on_progress=lambda done: bar.update(done - bar.n))
+    with RunProgress(len(scen.jobs), scen.name, disable=args.quiet) as progress:
+        result = runner.run(scen, args.out, on_progress=progress)
     print(format_summary(result.summary))
     print(f"run directory: {result.out_dir}")
     return 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -28,6 +29,9 @@ Results = dict[int, tuple[list[Message], float, Rows]]
 
 
 class Transport(Protocol):
+    compute_seconds: float
+    """Partition compute time of the last round (the slowest host's, when hosts run in parallel)."""
+
     def next_times(self) -> dict[int, float]:
         """Each partition's first event time before any round."""
 
@@ -40,23 +44,46 @@ class InProcess:
 
     def __init__(self, partitions: list) -> None:
         self.partitions = {p.pid: p for p in partitions}
+        self.compute_seconds = 0.0
 
     def next_times(self) -> dict[int, float]:
         return {pid: p.next_time for pid, p in self.partitions.items()}
 
     def advance(self, horizon: float, inboxes: dict[int, list[Message]]) -> Results:
-        return {pid: self.partitions[pid].advance(horizon, inbox) for pid, inbox in inboxes.items()}
+        started = time.perf_counter()
+        results = {pid: self.partitions[pid].advance(horizon, inbox) for pid, inbox in inboxes.items()}
+        self.compute_seconds = time.perf_counter() - started
+        return results
 
 
 @dataclass
 class RunStats:
+    """Counts of a run, and where its wall time went (wall-clock: kept out of the trace)."""
+
     rounds: int = 0
     calls: int = 0
     messages: int = 0
-    end_time: float = 0.0
+    virtual_time: float = 0.0  # lbts of the latest round
+    compute_seconds: float = 0.0  # inside partitions (per round: the slowest host)
+    barrier_seconds: float = 0.0  # the rest of each round: delivery, calls, gathering
+
+    @property
+    def barrier_share(self) -> float:
+        total = self.compute_seconds + self.barrier_seconds
+        return self.barrier_seconds / total if total > 0 else 0.0
 
 
-def run(transport: Transport, lookahead: float, sink: Callable[[float, Results], None]) -> RunStats:
+TICK_ROUNDS = 512
+"""Rounds between two ``tick()`` calls (progress displays)."""
+
+
+def run(
+    transport: Transport,
+    lookahead: float,
+    sink: Callable[[float, Results], None],
+    stats: RunStats | None = None,
+    tick: Callable[[], None] | None = None,
+) -> RunStats:
     """Drive the partitions until no event or message is left; ``sink(horizon, results)`` per round.
 
     The rows a round returns are all later than every earlier round's horizon,
@@ -69,7 +96,8 @@ def run(transport: Transport, lookahead: float, sink: Callable[[float, Results],
         raise ValueError(f"lookahead must be > 0 (every link needs latency > 0), got {lookahead}")
     next_times = transport.next_times()
     pending: list[Message] = []
-    stats = RunStats()
+    stats = RunStats() if stats is None else stats
+    clock = time.perf_counter
     while True:
         lbts = min(next_times.values(), default=math.inf)
         if pending and pending[0].time < lbts:
@@ -81,7 +109,10 @@ def run(transport: Transport, lookahead: float, sink: Callable[[float, Results],
         while pending and pending[0].time < horizon:
             msg = heapq.heappop(pending)
             inboxes.setdefault(msg.dst, []).append(msg)
+        started = clock()
         results = transport.advance(horizon, inboxes)
+        stats.barrier_seconds += clock() - started - transport.compute_seconds
+        stats.compute_seconds += transport.compute_seconds
         for pid, (outbox, next_time, _) in results.items():
             next_times[pid] = next_time
             for msg in outbox:
@@ -89,5 +120,7 @@ def run(transport: Transport, lookahead: float, sink: Callable[[float, Results],
             stats.messages += len(outbox)
         stats.rounds += 1
         stats.calls += len(results)
-        stats.end_time = lbts
+        stats.virtual_time = lbts
         sink(horizon, results)
+        if tick is not None and stats.rounds % TICK_ROUNDS == 0:
+            tick()

@@ -147,9 +147,9 @@ def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation |
     incrementally (the eligible free CPUs for a spread job, the released
     machines for a single one), so the walk costs one step per released
     machine. With copies counted per machine, a copy comes back when the last
-    job holding it on that machine ends, and the job is charged one copy per
-    machine of its plan (never fewer than it needs: the reservation is never
-    too early). None when the job would not fit even on an idle cluster.
+    job holding it on that machine ends, and the job needs a copy for each
+    machine of its plan that no job still running then holds. None when the
+    job would not fit even on an idle cluster.
     """
     res = scratch.res
     mask = res.eligible(job.licenses)
@@ -165,7 +165,7 @@ def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation |
         if fits:
             spare = np.array(free, dtype=np.int64)
             plan = first_fit(job, spare, mask)
-            need = res.license_need(job, plan, fresh=True)
+            need = res.license_need(job, plan) if copies is None else copies.need(job, plan)
             if _enough(licenses, need):
                 break
         if i == count:
@@ -197,6 +197,10 @@ class _CopyClock:
     def __init__(self, ends: Ends, licenses: dict[str, int]) -> None:
         self.licenses = licenses
         self.holders = Counter((m, lic) for _, plan, held in ends for m, _ in plan for lic in set(held))
+
+    def need(self, job: Job, plan: Plan) -> dict[str, int]:
+        """Copies ``job`` needs on ``plan`` given who still holds copies at this point of the walk."""
+        return {lic: sum(1 for m, _ in plan if self.holders[(m, lic)] <= 0) for lic in set(job.licenses)}
 
     def release(self, plan: Plan, held: tuple[str, ...]) -> None:
         for lic in set(held):

@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,15 +36,20 @@ class RunResult:
     stats: coordinator.RunStats
 
 
-def build_partitions(scenario: Scenario) -> list:
-    """Partition 0 is the meta-scheduler; cluster ``i`` is partition ``i + 1``.
+def build_partitions(scenario: Scenario, pids: Iterable[int] | None = None) -> list:
+    """The partitions of ``scenario`` (all, or those in ``pids``), ready to advance.
 
-    Jobs that name one of the clusters enter it directly (when ``workload.direct``);
-    the others go through the meta-scheduler. When every job enters directly the
+    Partition 0 is the meta-scheduler; cluster ``i`` is partition ``i + 1``. A
+    transport that hosts partitions elsewhere (a Ray actor) builds its own share
+    with this, so every backend starts from the same state. Jobs that name one
+    of the clusters enter it directly (when ``workload.direct``); the others go
+    through the meta-scheduler. When every job enters directly the
     meta-scheduler has nothing to decide, so clusters send it no status reports
     (they could not change any row of the trace, and would double the rounds).
     """
-    names = {c.name: i for i, c in enumerate(scenario.platform.clusters)}
+    clusters = scenario.platform.clusters
+    wanted = set(range(len(clusters) + 1) if pids is None else pids)
+    names = {c.name: i for i, c in enumerate(clusters)}
     direct: list[list] = [[] for _ in names]
     via_meta = []
     for job in scenario.jobs:
@@ -52,8 +58,12 @@ def build_partitions(scenario: Scenario) -> list:
         else:
             via_meta.append(job)
     via_meta.sort(key=lambda j: j.submit)
-    parts: list = [MetaPartition(scenario.platform, scenario.meta, scenario.seed_sequence(0), via_meta)]
-    for i, cluster in enumerate(scenario.platform.clusters):
+    parts: list = []
+    if 0 in wanted:
+        parts.append(MetaPartition(scenario.platform, scenario.meta, scenario.seed_sequence(0), via_meta))
+    for i, cluster in enumerate(clusters):
+        if i + 1 not in wanted:
+            continue
         link = LinkClock(scenario.direct_link) if scenario.direct_link else None
         parts.append(
             ClusterPartition(
@@ -69,6 +79,25 @@ def build_partitions(scenario: Scenario) -> list:
     return parts
 
 
+@contextmanager
+def in_process(scenario: Scenario) -> Iterator[coordinator.InProcess]:
+    """The in-process backend: every partition a plain object in this process."""
+    yield coordinator.InProcess(build_partitions(scenario))
+
+
+Backend = Callable[[Scenario], AbstractContextManager]
+"""Opens a transport hosting the scenario's partitions (``in_process``, or ``actors.ray_backend(...)``)."""
+
+
+@dataclass
+class Progress:
+    """What a progress display shows while a run goes on."""
+
+    jobs_done: int
+    jobs_total: int
+    stats: coordinator.RunStats
+
+
 def default_out_dir(scenario: Scenario, root: Path = Path("runs")) -> Path:
     """``runs/<name>-<seed>-NNN``: a fresh directory, never an earlier run's."""
     root.mkdir(parents=True, exist_ok=True)
@@ -81,18 +110,33 @@ def default_out_dir(scenario: Scenario, root: Path = Path("runs")) -> Path:
 def run(
     scenario: Scenario,
     out_dir: Path | None = None,
-    on_progress: Callable[[int], None] | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    backend: Backend = in_process,
+    backend_name: str = "inproc",
 ) -> RunResult:
-    """Run ``scenario`` in this process and write its run directory; ``on_progress(jobs done)``."""
+    """Run ``scenario`` and write its run directory.
+
+    ``backend`` hosts the partitions (in this process by default); the trace is
+    the same whichever it is. ``on_progress`` is called every few hundred rounds
+    and after each trace batch.
+    """
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir(scenario)
     if out_dir.exists() and any(out_dir.iterdir()):
         raise FileExistsError(f"{out_dir}: output directory is not empty; pick another --out")
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    transport = coordinator.InProcess(build_partitions(scenario))
-    writer = TraceWriter(out_dir, scenario.jobs, scenario.platform, on_progress)
+    stats = coordinator.RunStats()
+    report = None
+    if on_progress is not None:
+
+        def report(done: int) -> None:
+            on_progress(Progress(done, len(scenario.jobs), stats))
+
+    writer = TraceWriter(out_dir, scenario.jobs, scenario.platform, report)
     try:
-        stats = coordinator.run(transport, scenario.platform.lookahead, writer)
+        with backend(scenario) as transport:
+            tick = None if report is None else lambda: report(writer.jobs_ended)
+            coordinator.run(transport, scenario.platform.lookahead, writer, stats, tick)
     except BaseException:
         writer.close(ok=False)
         raise
@@ -108,11 +152,13 @@ def run(
     summary["run"] = {
         "scenario": scenario.name,
         "seed": scenario.seed,
-        "backend": "inproc",
+        "backend": backend_name,
         "events": writer.rows_written,
         "rounds": stats.rounds,
         "partition_calls": stats.calls,
         "messages": stats.messages,
+        "compute_seconds": round(stats.compute_seconds, 3),
+        "barrier_seconds": round(stats.barrier_seconds, 3),
         "wall_seconds": round(time.perf_counter() - started, 3),
     }
     _write_text(out_dir / "scenario.toml", tomli_w.dumps(scenario.effective))
