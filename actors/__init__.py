@@ -1,8 +1,12 @@
-"""Ray transport for the partitions (the multi-process backend).
+"""The Ray backend: partitions hosted by Ray actors, driven by the same coordinator.
 
-Nothing here knows scheduling: actors host partitions and the coordinator in
-:mod:`emulator.coordinator` drives them through a transport. The Ray transport
-itself is not built yet; ``gridemu run`` offers the in-process backend only.
+Nothing here knows scheduling. :func:`ray_backend` plugs into
+:func:`emulator.runner.run`; :class:`PartitionHost` is one actor's body.
+Importing this package imports Ray; ``emulator`` never does.
 """
 
-__all__: list[str] = []
+from .host import PartitionHost
+from .session import ray_session
+from .transport import HostDied, RayTransport, group_partitions, ray_backend
+
+__all__ = ["HostDied", "PartitionHost", "RayTransport", "group_partitions", "ray_backend", "ray_session"]

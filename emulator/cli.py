@@ -61,10 +61,44 @@ def add_run(sub) -> None:
         "scenario", help=f"a scenario file, or a built-in name ({', '.join(scenario.builtin_names())})"
     )
     run.add_argument("--out", type=Path, help="run directory (default: a new runs/<name>-seed<N>-NNN)")
-    run.add_argument("--backend", choices=["inproc"], default="inproc", help="where partitions run")
+    backend_arguments(run)
     scenario_arguments(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--verbose", action="store_true", help="report barrier overhead vs partition compute")
     run.set_defaults(command=_run)
+
+
+def backend_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the partitions run: this process, or Ray actors (local or an existing cluster)."""
+    parser.add_argument(
+        "--backend",
+        choices=["inproc", "ray"],
+        default="inproc",
+        help="where partitions run (default: inproc)",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="join this Ray cluster (default: $RAY_ADDRESS, else start one)",
+    )
+    parser.add_argument(
+        "--partitions", type=int, metavar="N", help="Ray actors hosting the partitions (default: one per CPU)"
+    )
+    parser.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=1000,
+        metavar="K",
+        help="snapshot Ray actors every K rounds to recover from a dead one (0: off; default 1000)",
+    )
+
+
+def open_backend(args: argparse.Namespace) -> runner.Backend:
+    if args.backend == "inproc":
+        return runner.in_process
+    from actors import ray_backend  # imports Ray: only when asked for
+
+    return ray_backend(args.ray_address, args.partitions, args.checkpoint_every)
 
 
 def add_inspect(sub) -> None:
@@ -75,11 +109,34 @@ def add_inspect(sub) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     scen = scenario.load(args.scenario, args.overrides, seed=args.seed)
+    backend = open_backend(args)
     with RunProgress(len(scen.jobs), scen.name, disable=args.quiet) as progress:
-        result = runner.run(scen, args.out, on_progress=progress)
+        result = runner.run(scen, args.out, on_progress=progress, backend=backend, backend_name=args.backend)
     print(format_summary(result.summary))
+    if args.verbose:
+        print(format_barrier(result.stats))
+    if args.backend == "ray" and result.stats.barrier_share > BARRIER_WARNING:
+        print(
+            f"gridemu: warning: the barrier took {result.stats.barrier_share:.0%} of the run's time; "
+            "fewer --partitions, a larger link latency (lookahead) or --backend inproc would be faster",
+            file=sys.stderr,
+        )
     print(f"run directory: {result.out_dir}")
     return 0
+
+
+BARRIER_WARNING = 0.5
+"""Share of a Ray run's time spent in the barrier above which the user is told."""
+
+
+def format_barrier(stats) -> str:
+    """Where the rounds' time went: partition compute vs barrier overhead (delivery, calls, gathering)."""
+    per_round = 1e3 / max(stats.rounds, 1)
+    return (
+        f"{stats.rounds} rounds, {stats.calls} partition calls, {stats.messages} messages; per round: "
+        f"compute {stats.compute_seconds * per_round:.3f} ms, "
+        f"barrier {stats.barrier_seconds * per_round:.3f} ms ({stats.barrier_share:.0%} of round time)"
+    )
 
 
 def _inspect(args: argparse.Namespace) -> int:

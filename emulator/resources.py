@@ -30,14 +30,27 @@ class Resources:
         self.mips = np.array([m.mips for m in machines], dtype=float)
         self.capacity = np.array([m.cpus for m in machines], dtype=np.int64)
         self._free = self.capacity.copy()
-        self.free = self._free.view()
-        self.free.flags.writeable = False
+        self._expose_free()
         self._free_total = int(self.capacity.sum())
         self._free_pes = [list(range(m.cpus)) for m in machines]
         self.free_licenses: dict[str, int] = dict(sorted(cluster.licenses.items()))
         self.per_machine = cluster.license_per_machine
         self._holders: Counter[tuple[int, str]] = Counter()
         self._eligible: dict[tuple[str, ...], np.ndarray] = {}
+
+    def _expose_free(self) -> None:
+        """``free``: a read-only view of the free counts, for policies (kept in step, never copied)."""
+        self.free = self._free.view()
+        self.free.flags.writeable = False
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["free"]  # a pickled view would come back as a copy, no longer in step
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._expose_free()
 
     @property
     def free_cpus(self) -> int:

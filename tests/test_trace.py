@@ -58,3 +58,29 @@ def test_a_crash_leaves_readable_part_files_and_nothing_under_final_names(tmp_pa
     assert sorted(p.name for p in out.iterdir()) == ["events.arrow.part"]
     partial = read(out / "events.arrow.part")
     assert 0 < partial.num_rows < 1500
+
+
+def test_partitions_survive_pickling_mid_run():
+    """Ray checkpoints pickle partitions: the copy, fed the same inboxes, must return the same results."""
+    import pickle
+
+    from emulator import coordinator
+    from emulator.runner import build_partitions
+
+    class Twin(coordinator.InProcess):
+        copy: coordinator.InProcess | None = None
+        checked = 0
+
+        def advance(self, horizon, inboxes):
+            results = super().advance(horizon, inboxes)
+            if self.copy is None and horizon > 2000:
+                self.copy = coordinator.InProcess(pickle.loads(pickle.dumps(list(self.partitions.values()))))
+            elif self.copy is not None:
+                assert self.copy.advance(horizon, inboxes) == results
+                self.checked += 1
+            return results
+
+    scenario = load_scenario("quickstart", ["workload.jobs=200"])
+    twin = Twin(build_partitions(scenario))
+    coordinator.run(twin, scenario.platform.lookahead, lambda h, r: None)
+    assert twin.checked > 100

@@ -1,0 +1,39 @@
+"""Bytes across process boundaries: a round's inboxes and results, packed with msgpack.
+
+One call per host per round carries all of its messages and trace rows as one
+bytes object (never one Ray call, nor one Python object, per message).
+Unpacking with ``use_list=False`` gives back tuples, exactly the values the
+in-process transport passes, so partitions and the trace see no difference.
+"""
+
+from __future__ import annotations
+
+import msgpack
+
+from emulator.coordinator import Results
+from emulator.messages import STATUS, Message, Status
+
+
+def pack_inboxes(horizon: float, inboxes: dict[int, list[Message]]) -> bytes:
+    return msgpack.packb((horizon, inboxes), use_bin_type=True)
+
+
+def unpack_inboxes(data: bytes) -> tuple[float, dict[int, list[Message]]]:
+    horizon, raw = msgpack.unpackb(data, use_list=False, strict_map_key=False)
+    return horizon, {pid: [_message(m) for m in msgs] for pid, msgs in raw.items()}
+
+
+def pack_results(results: Results, compute_seconds: float) -> bytes:
+    return msgpack.packb((compute_seconds, results), use_bin_type=True)
+
+
+def unpack_results(data: bytes) -> tuple[float, Results]:
+    compute, raw = msgpack.unpackb(data, use_list=False, strict_map_key=False)
+    return compute, {pid: ([_message(m) for m in out], nxt, rows) for pid, (out, nxt, rows) in raw.items()}
+
+
+def _message(fields: tuple) -> Message:
+    time, src, seq, dst, kind, payload = fields
+    if kind == STATUS:
+        payload = Status(*payload)
+    return Message(time, src, seq, dst, kind, payload)

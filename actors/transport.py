@@ -1,0 +1,144 @@
+"""The Ray transport: partitions grouped into actors, one parallel call per actor per round.
+
+The coordinator (:func:`emulator.coordinator.run`) is unchanged: this class
+only answers ``next_times()`` and ``advance(horizon, inboxes)`` by sending
+each actor its partitions' inboxes as one msgpack batch and gathering the
+results. Fault tolerance: every ``checkpoint_every`` rounds each actor's
+partitions are snapshotted, and the rounds since are logged; an actor that
+dies is recreated from its snapshot, replays the logged rounds (partitions
+are deterministic, so they produce what they produced before) and answers the
+current round, so the trace is the same as an undisturbed run's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import ray
+from ray.exceptions import RayActorError
+
+from emulator.coordinator import Results
+from emulator.messages import Message
+from emulator.scenario import Scenario
+
+from .host import PartitionHost
+from .packing import pack_inboxes, unpack_results
+from .session import ray_session
+
+
+class HostDied(RuntimeError):
+    """An actor died and could not be recovered: names its partitions and the virtual time."""
+
+
+def group_partitions(count: int, hosts: int) -> list[list[int]]:
+    """Partition ids ``0..count-1`` in ``hosts`` contiguous groups of near-equal size."""
+    hosts = max(1, min(hosts, count))
+    size, extra = divmod(count, hosts)
+    groups, start = [], 0
+    for i in range(hosts):
+        end = start + size + (1 if i < extra else 0)
+        groups.append(list(range(start, end)))
+        start = end
+    return groups
+
+
+class RayTransport:
+    """Partitions of ``scenario`` hosted by Ray actors, ``groups[i]`` in actor ``i``."""
+
+    def __init__(self, scenario: Scenario, groups: list[list[int]], checkpoint_every: int = 1000) -> None:
+        self.groups = groups
+        self.owner = {pid: h for h, group in enumerate(groups) for pid in group}
+        self.checkpoint_every = checkpoint_every
+        self.compute_seconds = 0.0
+        self._scenario = ray.put(scenario)
+        cpus = ray.cluster_resources().get("CPU", 1.0)
+        self._actor = ray.remote(PartitionHost).options(num_cpus=min(1.0, cpus / len(groups)), max_restarts=0)
+        self.hosts = [self._actor.remote(self._scenario, group) for group in groups]
+        self._snapshots: list[bytes | None] = [None] * len(groups)
+        self._log: list[dict[int, bytes]] = []
+        self._rounds = 0
+
+    def next_times(self) -> dict[int, float]:
+        times: dict[int, float] = {}
+        for part in ray.get([host.next_times.remote() for host in self.hosts]):
+            times.update(part)
+        return times
+
+    def advance(self, horizon: float, inboxes: dict[int, list[Message]]) -> Results:
+        batches: dict[int, dict[int, list[Message]]] = {}
+        for pid, inbox in inboxes.items():
+            batches.setdefault(self.owner[pid], {})[pid] = inbox
+        calls = {h: pack_inboxes(horizon, batch) for h, batch in batches.items()}
+        refs = {h: self.hosts[h].advance.remote(data) for h, data in calls.items()}
+        results: Results = {}
+        self.compute_seconds = 0.0
+        for h, ref in refs.items():
+            try:
+                data = ray.get(ref)
+            except RayActorError as err:
+                data = self._recover(h, calls[h], horizon, err)
+            compute, part = unpack_results(data)
+            self.compute_seconds = max(self.compute_seconds, compute)
+            results.update(part)
+        self._remember(calls)
+        return results
+
+    def _remember(self, calls: dict[int, bytes]) -> None:
+        """Log the round; every ``checkpoint_every`` rounds, snapshot every host and forget the log."""
+        if not self.checkpoint_every:
+            return
+        self._rounds += 1
+        self._log.append(calls)
+        if self._rounds % self.checkpoint_every == 0:
+            self._snapshots = ray.get([host.snapshot.remote() for host in self.hosts])
+            self._log = []
+
+    def _recover(self, h: int, call: bytes, horizon: float, err: Exception) -> bytes:
+        pids = self.groups[h]
+        if not self.checkpoint_every:
+            raise HostDied(
+                f"Ray actor hosting partition(s) {pids} died in the round before virtual time {horizon:g} "
+                f"(checkpoints are off, so the run cannot recover): {err}"
+            ) from err
+        host = self._actor.remote(self._scenario, pids)
+        if self._snapshots[h] is not None:
+            ray.get(host.restore.remote(self._snapshots[h]))
+        for logged in self._log:
+            if h in logged:
+                ray.get(host.advance.remote(logged[h]))
+        self.hosts[h] = host
+        try:
+            return ray.get(host.advance.remote(call))
+        except RayActorError as again:
+            raise HostDied(
+                f"Ray actor hosting partition(s) {pids} died again while recovering, before virtual "
+                f"time {horizon:g}: {again}"
+            ) from again
+
+    def close(self) -> None:
+        for host in self.hosts:
+            ray.kill(host)
+
+
+def ray_backend(address: str | None = None, hosts: int | None = None, checkpoint_every: int = 1000):
+    """A backend for :func:`emulator.runner.run`: partitions in Ray actors (``hosts`` of them).
+
+    ``hosts`` defaults to one per CPU of the Ray cluster, never more than there are partitions.
+    """
+
+    @contextmanager
+    def backend(scenario: Scenario) -> Iterator[RayTransport]:
+        with ray_session(address):
+            count = len(scenario.platform.clusters) + 1
+            wanted = hosts or int(ray.cluster_resources().get("CPU", 1))
+            transport = RayTransport(scenario, group_partitions(count, wanted), checkpoint_every)
+            try:
+                yield transport
+            finally:
+                transport.close()
+
+    return backend
+
+
+__all__ = ["HostDied", "RayTransport", "group_partitions", "ray_backend"]

@@ -1,0 +1,151 @@
+"""The Ray backend: byte-identical traces whatever the grouping, recovery from a dead actor, loopback only.
+
+One Ray instance serves every test here (starting one costs seconds).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from actors import HostDied, RayTransport, group_partitions, ray_backend  # noqa: E402
+from actors.session import init_local  # noqa: E402
+from emulator import load_scenario, run  # noqa: E402
+from emulator.scenario import parse  # noqa: E402
+
+from .conftest import shared_path  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ray_instance():
+    temp = tempfile.mkdtemp(prefix="gr-")  # session files go here, not under /tmp/ray
+    init_local(2, _temp_dir=temp)
+    yield ray
+    ray.shutdown()
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+def same_files(a, b) -> bool:
+    return all((a / name).read_bytes() == (b / name).read_bytes() for name in ("events.arrow", "jobs.arrow"))
+
+
+def many_clusters(count: int = 16, jobs: int = 150) -> dict:
+    clusters = [
+        {
+            "name": f"c{i}",
+            "latency": 0.5 + i % 3,
+            "bandwidth": 1e6,
+            "policy": ("easy", "fcfs")[i % 2],
+            "licenses": {"lic": 1 + i % 2},
+            "machines": [{"count": 2, "cpus": 1 + i % 4, "mips": 100.0 * (1 + i % 3)}],
+        }
+        for i in range(count)
+    ]
+    workload = {
+        "source": "synthetic",
+        "jobs": jobs,
+        "mean_interarrival": 2.0,
+        "cpus": [1, 4],
+        "license_share": 0.3,
+        "in_bytes": [0.0, 1e6],
+        "deadline_share": 0.5,
+    }
+    return {
+        "name": "sixteen",
+        "seed": 3,
+        "meta": {"policy": "random"},
+        "clusters": clusters,
+        "workload": workload,
+    }
+
+
+def kth_slice() -> dict:
+    trace = shared_path("traces", "KTH-SP2-1996-2.1-cln.swf.gz")
+    return {
+        "name": "kth-slice",
+        "local": {"policy": "easy"},
+        "clusters": [{"name": "kth", "machines": [{"count": 100, "cpus": 1, "mips": 1.0}]}],
+        "workload": {"source": "swf", "path": str(trace), "rules": "pwa", "limit": 400, "site": "kth"},
+    }
+
+
+@pytest.mark.parametrize("hosts", [1, 2, 3])
+def test_quickstart_is_byte_identical_on_ray_whatever_the_grouping(ray_instance, tmp_path, hosts):
+    scenario = load_scenario("quickstart", ["workload.jobs=150"])
+    run(scenario, tmp_path / "inproc")
+    run(scenario, tmp_path / "ray", backend=ray_backend(hosts=hosts, checkpoint_every=0))
+    assert same_files(tmp_path / "inproc", tmp_path / "ray")
+
+
+@pytest.mark.parametrize("build", [many_clusters, kth_slice], ids=["16-clusters", "kth-slice"])
+def test_larger_scenarios_are_byte_identical_on_ray(ray_instance, tmp_path, build):
+    scenario = parse(build(), "test")
+    run(scenario, tmp_path / "inproc")
+    run(scenario, tmp_path / "ray", backend=ray_backend(hosts=2))
+    assert same_files(tmp_path / "inproc", tmp_path / "ray")
+
+
+def test_partitions_are_grouped_contiguously():
+    assert group_partitions(5, 2) == [[0, 1, 2], [3, 4]]
+    assert group_partitions(3, 8) == [[0], [1], [2]]
+    assert group_partitions(17, 4) == [[0, 1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16]]
+
+
+class Killing(RayTransport):
+    """Kills the actor hosting partition 1 after ``kill_at`` rounds (what an OOM kill would do)."""
+
+    kill_at = 0
+
+    def advance(self, horizon, inboxes):
+        results = super().advance(horizon, inboxes)
+        self.rounds_seen = getattr(self, "rounds_seen", 0) + 1
+        if self.rounds_seen == self.kill_at:
+            ray.kill(self.hosts[self.owner[1]], no_restart=True)
+        return results
+
+
+def killing_backend(kill_at: int, checkpoint_every: int):
+    from contextlib import contextmanager
+
+    @contextmanager
+    def backend(scenario):
+        transport = Killing(
+            scenario, group_partitions(len(scenario.platform.clusters) + 1, 2), checkpoint_every
+        )
+        transport.kill_at = kill_at
+        try:
+            yield transport
+        finally:
+            transport.close()
+
+    return backend
+
+
+def test_a_dead_actor_is_recovered_from_its_checkpoint_and_the_trace_is_unchanged(ray_instance, tmp_path):
+    scenario = load_scenario("quickstart", ["workload.jobs=200"])
+    run(scenario, tmp_path / "inproc")
+    run(scenario, tmp_path / "ray", backend=killing_backend(kill_at=130, checkpoint_every=50))
+    assert same_files(tmp_path / "inproc", tmp_path / "ray")
+
+
+def test_a_dead_actor_without_checkpoints_stops_the_run_naming_partitions_and_time(ray_instance, tmp_path):
+    scenario = load_scenario("quickstart", ["workload.jobs=200"])
+    with pytest.raises(HostDied, match=r"partition\(s\) \[0, 1\] died .* virtual time [0-9.]+"):
+        run(scenario, tmp_path / "ray", backend=killing_backend(kill_at=30, checkpoint_every=0))
+    assert [p.name for p in (tmp_path / "ray").iterdir()] == ["events.arrow.part"]
+
+
+def test_ray_listens_on_loopback_only(ray_instance):
+    listening = subprocess.run(["ss", "-tlnpH"], capture_output=True, text=True, check=False).stdout
+    ray_lines = [
+        line for line in listening.splitlines() if any(n in line for n in ("raylet", "gcs_server", "ray::"))
+    ]
+    assert ray_lines, listening
+    for line in ray_lines:
+        local = line.split()[3]
+        assert local.startswith(("127.0.0.1:", "[::ffff:127.0.0.1]:", "[::1]:")), line
