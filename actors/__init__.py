@@ -1,12 +1,22 @@
 """The Ray backend: partitions hosted by Ray actors, driven by the same coordinator.
 
 Nothing here knows scheduling. :func:`ray_backend` plugs into
-:func:`emulator.runner.run`; :class:`PartitionHost` is one actor's body.
+:func:`emulator.runner.run`; :class:`PartitionHost` is one actor's body;
+:func:`ray_tasks` runs a sweep's points as Ray tasks.
 Importing this package imports Ray; ``emulator`` never does.
 """
 
 from .host import PartitionHost
 from .session import ray_session
+from .sweep import ray_tasks
 from .transport import HostDied, RayTransport, group_partitions, ray_backend
 
-__all__ = ["HostDied", "PartitionHost", "RayTransport", "group_partitions", "ray_backend", "ray_session"]
+__all__ = [
+    "HostDied",
+    "PartitionHost",
+    "RayTransport",
+    "group_partitions",
+    "ray_backend",
+    "ray_session",
+    "ray_tasks",
+]

@@ -17,6 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from . import runner, scenario
+from .cli_sweep import add_sweep
 from .config import ScenarioError
 from .policies import PolicyError
 from .progress import RunProgress
@@ -201,7 +202,7 @@ def _cell(value, fmt: str) -> str:
     return "-" if value is None else fmt.format(value)
 
 
-COMMANDS = [add_run, add_inspect]
+COMMANDS = [add_run, add_inspect, add_sweep]
 
 
 if __name__ == "__main__":

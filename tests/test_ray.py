@@ -149,3 +149,14 @@ def test_ray_listens_on_loopback_only(ray_instance):
     for line in ray_lines:
         local = line.split()[3]
         assert local.startswith(("127.0.0.1:", "[::ffff:127.0.0.1]:", "[::1]:")), line
+
+
+def test_a_sweep_on_ray_tasks_matches_in_process_runs(ray_instance, tmp_path):
+    from actors import ray_tasks
+    from emulator.sweep import points, run_point
+
+    todo = points([("seed", [1, 2])], ["workload.jobs=60"])
+    on_ray = sorted(ray_tasks()("quickstart", todo), key=lambda r: r.point.index)
+    local = [run_point("quickstart", p) for p in todo]
+    assert [r.files["events.arrow"] for r in on_ray] == [r.files["events.arrow"] for r in local]
+    assert not any(r.error for r in on_ray)

@@ -1,0 +1,28 @@
+"""Sweeps on Ray: each point an in-process emulation inside one Ray task."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import ray
+
+from emulator.sweep import Executor, Point, PointResult, run_point
+
+from .session import ray_session
+
+
+def ray_tasks(address: str | None = None) -> Executor:
+    """An executor for :mod:`emulator.sweep`: one Ray task (1 CPU) per point, results as they finish.
+
+    >>> results = list(ray_tasks()("quickstart", points(parse_vary(["seed=1..4"]))))  # doctest: +SKIP
+    """
+
+    def execute(scenario: str, todo: list[Point]) -> Iterator[PointResult]:
+        with ray_session(address):
+            task = ray.remote(run_point).options(num_cpus=1, max_retries=0)
+            pending = [task.remote(scenario, point) for point in todo]
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                yield ray.get(done[0])
+
+    return execute

@@ -1,0 +1,113 @@
+"""``gridemu sweep``: many independent runs in parallel, one table to compare them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from . import scenario as scenarios
+from . import sweep
+from .config import ScenarioError
+
+
+def add_sweep(sub) -> None:
+    parser = sub.add_parser("sweep", help="run the cross product of scenario variations in parallel")
+    parser.add_argument("scenario", help="a scenario file or a built-in name")
+    parser.add_argument(
+        "--vary",
+        action="append",
+        default=[],
+        metavar="KEY=VALUES",
+        help="values of one key: a,b,c or first..last (integers), e.g. --vary seed=1..20 (repeatable)",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario key in every run (repeatable)",
+    )
+    parser.add_argument("--out", type=Path, help="sweep directory (default: a new runs/sweep-<name>-NNN)")
+    parser.add_argument(
+        "--backend",
+        choices=["inproc", "ray"],
+        default="inproc",
+        help="processes of this machine, or Ray tasks",
+    )
+    parser.add_argument("--ray-address", metavar="ADDRESS", help="join this Ray cluster (default: start one)")
+    parser.add_argument("--workers", type=int, help="parallel runs with --backend inproc (default: CPUs)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(command=run_sweep)
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    varies = sweep.parse_vary(args.vary)
+    if not varies:
+        raise ScenarioError("sweep: give at least one --vary KEY=VALUES")
+    todo = sweep.points(varies, args.overrides)
+    source = str(Path(args.scenario).resolve()) if Path(args.scenario).is_file() else args.scenario
+    seed, sets = todo[0].overrides()
+    first = scenarios.load(source, sets, seed=seed)  # a broken scenario fails here, once
+    out = args.out or _default_dir(first.name)
+    if out.exists() and any(out.iterdir()):
+        raise FileExistsError(f"{out}: sweep directory is not empty; pick another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    execute = sweep.process_pool(args.workers) if args.backend == "inproc" else _ray(args.ray_address)
+    results = []
+    with tqdm(
+        total=len(todo), unit="run", desc=f"sweep {first.name}", disable=args.quiet, leave=False
+    ) as bar:
+        for result in execute(source, todo):
+            sweep.write_point(out, result)
+            results.append(result)
+            bar.update(1)
+            if result.error:
+                bar.write(
+                    f"{result.point.name} {result.point.values} failed: {result.error.splitlines()[-1]}"
+                )
+    keys = [key for key, _ in varies]
+    rows = sweep.table(results, keys)
+    sweep.write_tables(out, rows)
+    print(format_comparison(sweep.compare(rows, keys), [k for k in keys if k != "seed"]))
+    failed = [r for r in results if r.error]
+    done = len(results) - len(failed)
+    print(f"{done} of {len(results)} runs done; results in {out}/sweep.arrow and sweep.csv")
+    for result in sorted(failed, key=lambda r: r.point.index):
+        print(f"failed: {result.point.name} {result.point.values}: {result.error}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def format_comparison(groups: list[dict], keys: list[str]) -> str:
+    """Mean ± 95% CI over seeds, one row per combination of the other varied keys."""
+    header = [*keys, "runs", *sweep.METRICS]
+    body = [
+        [str(g[k]) for k in keys] + [str(g["runs"])] + [_cell(g[m]) for m in sweep.METRICS] for g in groups
+    ]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *body]]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "-"
+    mean, half = value
+    return f"{mean:.4g} ± {half:.2g}"
+
+
+def _ray(address: str | None) -> sweep.Executor:
+    from actors import ray_tasks  # imports Ray: only when asked for
+
+    return ray_tasks(address)
+
+
+def _default_dir(name: str, root: Path = Path("runs")) -> Path:
+    n = 1
+    while (path := root / f"sweep-{name}-{n:03d}").exists():
+        n += 1
+    return path

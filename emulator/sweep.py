@@ -1,0 +1,255 @@
+"""Sweeps: the cross product of scenario variations, run as independent emulations.
+
+``--vary key=a,b,c`` or ``--vary key=1..20`` (integers, inclusive) name the
+values of one key (``seed`` or any scenario key ``--set`` accepts); points are
+the cross product in a fixed order. Each point runs in-process wherever the
+executor puts it (a process of a pool, or a Ray task) and hands back its run
+directory's files as bytes: only the driver writes, so workers need no shared
+disk. A failed point is recorded with its error; the others go on.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+import tempfile
+import tomllib
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from .config import ScenarioError
+
+METRICS = ("mean_wait", "mean_bounded_slowdown", "late_percent", "system_usage", "makespan", "throughput")
+"""Grid-level metrics a sweep table compares."""
+
+RUN_FILES = ("events.arrow", "jobs.arrow", "scenario.toml", "summary.json")
+
+
+@dataclass(frozen=True)
+class Point:
+    index: int
+    values: dict[str, object]
+    fixed: tuple[str, ...] = ()  # --set overrides every point shares
+
+    @property
+    def name(self) -> str:
+        return f"point-{self.index:03d}"
+
+    def overrides(self) -> tuple[int | None, list[str]]:
+        """``(seed, --set overrides)`` for :func:`emulator.scenario.load`."""
+        seed = self.values.get("seed")
+        sets = [*self.fixed, *(f"{k}={_toml(v)}" for k, v in self.values.items() if k != "seed")]
+        return (None if seed is None else int(seed)), sets
+
+
+@dataclass
+class PointResult:
+    point: Point
+    metrics: dict[str, object] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
+    error: str = ""
+
+
+def parse_vary(items: Iterable[str]) -> list[tuple[str, list[object]]]:
+    """``["meta.policy=a,b", "seed=1..3"]`` -> ``[("meta.policy", ["a", "b"]), ("seed", [1, 2, 3])]``."""
+    varies = []
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not text.strip():
+            raise ScenarioError(f"--vary {item!r}: expected key=v1,v2,... or key=first..last")
+        if ".." in text and "," not in text:
+            first, _, last = text.partition("..")
+            try:
+                values: list[object] = list(range(int(first), int(last) + 1))
+            except ValueError:
+                raise ScenarioError(f"--vary {item!r}: a range needs integers, e.g. seed=1..20") from None
+            if not values:
+                raise ScenarioError(f"--vary {item!r}: empty range")
+        else:
+            values = [_parse(v.strip()) for v in text.split(",")]
+        if key in (k for k, _ in varies):
+            raise ScenarioError(f"--vary {item!r}: key {key!r} is varied twice")
+        varies.append((key, values))
+    return varies
+
+
+def points(varies: list[tuple[str, list[object]]], fixed: Iterable[str] = ()) -> list[Point]:
+    """The cross product of the varied values, in order (the last key varies fastest)."""
+    keys = [k for k, _ in varies]
+    combos = itertools.product(*(values for _, values in varies))
+    return [Point(i, dict(zip(keys, combo, strict=True)), tuple(fixed)) for i, combo in enumerate(combos)]
+
+
+def run_point(scenario: str, point: Point) -> PointResult:
+    """Run one point in this process (a pool worker or a Ray task); never raises."""
+    from . import runner
+    from .scenario import load
+
+    try:
+        seed, sets = point.overrides()
+        loaded = load(scenario, sets, seed=seed)
+        with tempfile.TemporaryDirectory(prefix="gridemu-point-") as tmp:
+            result = runner.run(loaded, Path(tmp) / "run")
+            files = {name: (result.out_dir / name).read_bytes() for name in RUN_FILES}
+        grid = result.summary["grid"]
+        metrics = {m: grid.get(m) for m in METRICS}
+        metrics.update(
+            jobs_finished=result.summary["jobs"]["finished"],
+            jobs_rejected=result.summary["jobs"]["rejected"],
+            wall_seconds=result.summary["run"]["wall_seconds"],
+        )
+        return PointResult(point, metrics, files)
+    except Exception as err:  # a failed point must not lose the others
+        detail = err if isinstance(err, ScenarioError) else traceback.format_exc(limit=3)
+        return PointResult(point, error=f"{type(err).__name__}: {detail}".strip())
+
+
+Executor = Callable[[str, list[Point]], Iterator[PointResult]]
+"""Runs the points (in any order, in parallel) and yields each result as it completes."""
+
+
+def process_pool(workers: int | None = None) -> Executor:
+    """The executor without Ray: one process per run, ``workers`` at a time (default: CPUs)."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    def execute(scenario: str, todo: list[Point]) -> Iterator[PointResult]:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(run_point, scenario, p) for p in todo]
+            for future in as_completed(futures):
+                yield future.result()
+
+    return execute
+
+
+def write_point(out_dir: Path, result: PointResult) -> None:
+    """The point's run directory, written by the driver (``.part`` then renamed, as every run file)."""
+    if result.error:
+        return
+    folder = out_dir / result.point.name
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in result.files.items():
+        part = folder / f"{name}.part"
+        part.write_bytes(data)
+        part.replace(folder / name)
+
+
+def table(results: list[PointResult], keys: list[str]) -> pa.Table:
+    """One row per point: index, the varied values, status, error, metrics."""
+    results = sorted(results, key=lambda r: r.point.index)
+    columns: dict[str, list] = {"point": [r.point.index for r in results]}
+    for key in keys:
+        columns[key] = [_plain(r.point.values[key]) for r in results]
+    columns["status"] = ["failed" if r.error else "ok" for r in results]
+    columns["error"] = [r.error or None for r in results]
+    for metric in (*METRICS, "jobs_finished", "jobs_rejected", "wall_seconds"):
+        columns[metric] = [r.metrics.get(metric) for r in results]
+    return pa.table(columns)
+
+
+def write_tables(out_dir: Path, rows: pa.Table) -> None:
+    with (
+        pa.OSFile(str(out_dir / "sweep.arrow.part"), "wb") as sink,
+        pa.ipc.new_file(sink, rows.schema) as writer,
+    ):
+        writer.write_table(rows)
+    (out_dir / "sweep.arrow.part").replace(out_dir / "sweep.arrow")
+    with (out_dir / "sweep.csv.part").open("w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(rows.column_names)
+        out.writerows(zip(*(rows.column(c).to_pylist() for c in rows.column_names), strict=True))
+    (out_dir / "sweep.csv.part").replace(out_dir / "sweep.csv")
+
+
+def compare(rows: pa.Table, keys: list[str]) -> list[dict[str, object]]:
+    """Mean and 95% confidence half-width of each metric over seeds, per combination of the other keys."""
+    groups: dict[tuple, list[dict]] = {}
+    others = [k for k in keys if k != "seed"]
+    for row in rows.to_pylist():
+        if row["status"] == "ok":
+            groups.setdefault(tuple(row[k] for k in others), []).append(row)
+    summary = []
+    for combo, members in groups.items():
+        entry: dict[str, object] = dict(zip(others, combo, strict=True))
+        entry["runs"] = len(members)
+        for metric in METRICS:
+            values = [m[metric] for m in members if m[metric] is not None]
+            entry[metric] = mean_ci(values)
+        summary.append(entry)
+    return summary
+
+
+def mean_ci(values: list[float]) -> tuple[float, float] | None:
+    """Mean and 95% half-width (Student's t); the half-width is 0 for a single value."""
+    if not values:
+        return None
+    n = len(values)
+    mean = sum(values) / n
+    if n == 1:
+        return mean, 0.0
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    return mean, _t95(n - 1) * math.sqrt(var / n)
+
+
+_T95 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
+
+
+def _t95(df: int) -> float:
+    """Two-sided 95% Student t quantile (table up to 30 degrees of freedom, then the normal's 1.96)."""
+    return _T95[df - 1] if df <= len(_T95) else 1.96
+
+
+def _parse(text: str) -> object:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def _plain(value: object) -> object:
+    """Values of one column must share a type: numbers stay numbers, anything else is text."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else str(value)

@@ -1,0 +1,82 @@
+"""Sweeps: parsing --vary, the cross product, confidence intervals, and a whole sweep with a failing point."""
+
+from __future__ import annotations
+
+import math
+
+import pyarrow as pa
+import pytest
+
+from emulator import load_scenario, run
+from emulator.cli import main
+from emulator.config import ScenarioError
+from emulator.sweep import Point, mean_ci, parse_vary, points
+
+
+def test_vary_lists_ranges_and_toml_values():
+    assert parse_vary(["meta.policy=least-load,random", "seed=1..3", "workload.mean_interarrival=2.5,5"]) == [
+        ("meta.policy", ["least-load", "random"]),
+        ("seed", [1, 2, 3]),
+        ("workload.mean_interarrival", [2.5, 5]),
+    ]
+
+
+@pytest.mark.parametrize("bad", ["seed", "seed=", "seed=a..b", "seed=3..1"])
+def test_bad_vary_is_an_error(bad):
+    with pytest.raises(ScenarioError, match="--vary"):
+        parse_vary([bad])
+
+
+def test_points_are_the_cross_product_in_order():
+    todo = points([("a", [1, 2]), ("seed", [7, 8])], ["workload.jobs=5"])
+    assert [p.values for p in todo] == [
+        {"a": 1, "seed": 7},
+        {"a": 1, "seed": 8},
+        {"a": 2, "seed": 7},
+        {"a": 2, "seed": 8},
+    ]
+    assert todo[1].overrides() == (8, ["workload.jobs=5", "a=1"])
+    assert Point(0, {"meta.policy": "random"}).overrides() == (None, ['meta.policy="random"'])
+
+
+def test_mean_and_95_percent_interval():
+    # values 1, 2, 3: mean 2, sample sd 1, t(2) = 4.303: half-width 4.303 / sqrt(3)
+    mean, half = mean_ci([1.0, 2.0, 3.0])
+    assert mean == 2.0 and math.isclose(half, 4.303 / math.sqrt(3))
+    assert mean_ci([5.0]) == (5.0, 0.0) and mean_ci([]) is None
+
+
+def test_a_sweep_writes_every_point_and_reports_failures(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    code = main(
+        [
+            "sweep",
+            "quickstart",
+            "--quiet",
+            "--out",
+            str(out),
+            "--workers",
+            "2",
+            "--set",
+            "workload.jobs=60",
+            "--vary",
+            "meta.policy=least-load,nope",
+            "--vary",
+            "seed=1..2",
+        ]
+    )
+    assert code == 1
+    captured = capsys.readouterr()
+    assert "2 of 4 runs done" in captured.out and "unknown meta policy 'nope'" in captured.err
+    rows = pa.ipc.open_file(str(out / "sweep.arrow")).read_all().to_pylist()
+    assert [(r["point"], r["meta.policy"], r["seed"], r["status"]) for r in rows] == [
+        (0, "least-load", 1, "ok"),
+        (1, "least-load", 2, "ok"),
+        (2, "nope", 1, "failed"),
+        (3, "nope", 2, "failed"),
+    ]
+    assert sorted(p.name for p in out.iterdir()) == ["point-000", "point-001", "sweep.arrow", "sweep.csv"]
+    # a point's run is the run of its scenario: byte for byte
+    direct = run(load_scenario("quickstart", ["workload.jobs=60"], seed=2), tmp_path / "direct")
+    assert (out / "point-001" / "events.arrow").read_bytes() == (direct.out_dir / "events.arrow").read_bytes()
+    assert rows[1]["jobs_finished"] == 60 and rows[2]["error"].startswith("ScenarioError")
