@@ -44,16 +44,26 @@ def group_partitions(count: int, hosts: int) -> list[list[int]]:
 
 
 class RayTransport:
-    """Partitions of ``scenario`` hosted by Ray actors, ``groups[i]`` in actor ``i``."""
+    """Partitions of ``scenario`` hosted by Ray actors, ``groups[i]`` in actor ``i``.
 
-    def __init__(self, scenario: Scenario, groups: list[list[int]], checkpoint_every: int = 1000) -> None:
+    ``host`` is the actors' class, built as ``host(scenario, pids)`` (benchmarks
+    host synthetic partitions).
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        groups: list[list[int]],
+        checkpoint_every: int = 1000,
+        host: type = PartitionHost,
+    ) -> None:
         self.groups = groups
         self.owner = {pid: h for h, group in enumerate(groups) for pid in group}
         self.checkpoint_every = checkpoint_every
         self.compute_seconds = 0.0
         self._scenario = ray.put(scenario)
         cpus = ray.cluster_resources().get("CPU", 1.0)
-        self._actor = ray.remote(PartitionHost).options(num_cpus=min(1.0, cpus / len(groups)), max_restarts=0)
+        self._actor = ray.remote(host).options(num_cpus=min(1.0, cpus / len(groups)), max_restarts=0)
         self.hosts = [self._actor.remote(self._scenario, group) for group in groups]
         self._snapshots: list[bytes | None] = [None] * len(groups)
         self._log: list[dict[int, bytes]] = []
@@ -71,18 +81,25 @@ class RayTransport:
             batches.setdefault(self.owner[pid], {})[pid] = inbox
         calls = {h: pack_inboxes(horizon, batch) for h, batch in batches.items()}
         refs = {h: self.hosts[h].advance.remote(data) for h, data in calls.items()}
+        try:
+            replies = dict(zip(refs, ray.get(list(refs.values())), strict=True))
+        except RayActorError:
+            replies = {h: self._reply(h, ref, calls[h], horizon) for h, ref in refs.items()}
         results: Results = {}
         self.compute_seconds = 0.0
-        for h, ref in refs.items():
-            try:
-                data = ray.get(ref)
-            except RayActorError as err:
-                data = self._recover(h, calls[h], horizon, err)
+        for data in replies.values():
             compute, part = unpack_results(data)
             self.compute_seconds = max(self.compute_seconds, compute)
             results.update(part)
         self._remember(calls)
         return results
+
+    def _reply(self, h: int, ref, call: bytes, horizon: float) -> bytes:
+        """One host's reply after some host died: recover the dead ones."""
+        try:
+            return ray.get(ref)
+        except RayActorError as err:
+            return self._recover(h, call, horizon, err)
 
     def _remember(self, calls: dict[int, bytes]) -> None:
         """Log the round; every ``checkpoint_every`` rounds, snapshot every host and forget the log."""

@@ -160,3 +160,14 @@ def test_a_sweep_on_ray_tasks_matches_in_process_runs(ray_instance, tmp_path):
     local = [run_point("quickstart", p) for p in todo]
     assert [r.files["events.arrow"] for r in on_ray] == [r.files["events.arrow"] for r in local]
     assert not any(r.error for r in on_ray)
+
+
+def test_cli_run_on_ray_reports_the_barrier(ray_instance, tmp_path, capsys):
+    from emulator.cli import main
+
+    out = tmp_path / "run"
+    argv = ["run", "quickstart", "--backend", "ray", "--partitions", "2", "--quiet", "--verbose"]
+    assert main([*argv, "--out", str(out), "--set", "workload.jobs=40"]) == 0
+    printed = capsys.readouterr()
+    assert "40 jobs: 40 finished" in printed.out and "barrier" in printed.out and "per round" in printed.out
+    assert '"backend": "ray"' in (out / "summary.json").read_text()

@@ -1,0 +1,221 @@
+"""Benchmark the Ray backend against the in-process one, and sweeps against sequential runs.
+
+Three tables:
+
+1. ``barrier``: rounds/s of an empty barrier (partitions with one event per
+   round and nothing to do) hosted one per actor, for 1, 2, 4 and 16
+   partitions, next to Ray's own cost of one round of parallel actor calls
+   with a tiny payload (``ray-round ms``). ``overhead`` = our round / Ray's
+   round - 1: the target is <= 20%.
+2. ``backends``: wall seconds in-process vs Ray (2 actors) for (a) 4 clusters
+   x 50 machines, 20k jobs, EASY and (b) 8 clusters x 150 machines, 10k jobs,
+   EASY, with the rounds, mean partition compute and mean barrier overhead per
+   round. Ray pays ~1 ms per round whatever the work, in-process pays nothing:
+   Ray wins only when a round's compute is well above that (many busy
+   clusters, a per-event policy that costs milliseconds, a long lookahead).
+3. ``sweep``: 20 independent quickstart runs one after another vs a process
+   pool vs Ray tasks; the target is >= 1.8x faster than sequential.
+
+    python scripts/bench_ray.py [--only barrier|backends|sweep] [--rounds N] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import ray
+
+from actors import RayTransport, ray_backend
+from actors.host import PartitionHost
+from actors.session import init_local
+from emulator import coordinator, run
+from emulator.scenario import parse
+from emulator.sweep import points, process_pool, run_point
+
+PARTITIONS = (1, 2, 4, 16)
+
+
+class Ticker:
+    """A partition with one event per time unit and nothing else: the barrier's bare cost."""
+
+    def __init__(self, pid: int, rounds: int) -> None:
+        self.pid, self.left, self.now = pid, rounds, 0.0
+
+    @property
+    def next_time(self) -> float:
+        return self.now if self.left else math.inf
+
+    def advance(self, horizon, inbox):
+        while self.left and self.now < horizon:
+            self.now += 1.0
+            self.left -= 1
+        return [], self.next_time, []
+
+
+class TickerHost(PartitionHost):
+    def __init__(self, rounds: int, pids: list[int]) -> None:
+        self.local = coordinator.InProcess([Ticker(pid, rounds) for pid in pids])
+
+
+class Echo:
+    def ping(self, data: bytes) -> bytes:
+        return data
+
+
+def barrier_rows(rounds: int) -> list[dict]:
+    rows = []
+    for n in PARTITIONS:
+        transport = RayTransport(rounds, [[pid] for pid in range(n)], checkpoint_every=0, host=TickerHost)
+        started = time.perf_counter()
+        stats = coordinator.run(transport, 1.0, lambda horizon, results: None)
+        ours = (time.perf_counter() - started) / stats.rounds
+        transport.close()
+        actors = [ray.remote(Echo).options(num_cpus=0.01).remote() for _ in range(n)]
+        ray.get([a.ping.remote(b"") for a in actors])
+        started = time.perf_counter()
+        for _ in range(rounds):
+            ray.get([a.ping.remote(b"x" * 16) for a in actors])
+        raw = (time.perf_counter() - started) / rounds
+        for actor in actors:
+            ray.kill(actor)
+        rows.append(
+            {
+                "table": "barrier",
+                "partitions": n,
+                "rounds/s": 1 / ours,
+                "round ms": ours * 1e3,
+                "ray-round ms": raw * 1e3,
+                "overhead": f"{ours / raw - 1:+.0%}",
+            }
+        )
+    return rows
+
+
+def grid(clusters: int, machines: int, jobs: int, interarrival: float) -> dict:
+    return {
+        "name": f"{clusters}x{machines}",
+        "local": {"policy": "easy"},
+        "clusters": [
+            {
+                "name": f"c{i}",
+                "latency": 1.0,
+                "machines": [{"count": machines, "cpus": 4, "mips": 100.0 + 50 * i}],
+            }
+            for i in range(clusters)
+        ],
+        "workload": {
+            "source": "synthetic",
+            "jobs": jobs,
+            "mean_interarrival": interarrival,
+            "cpus": [1, 4],
+            "estimate": [500.0, 5000.0],
+        },
+    }
+
+
+def backend_rows() -> list[dict]:
+    rows = []
+    cases = {"a: 4x50, 20k jobs": grid(4, 50, 20_000, 2.0), "b: 8x150, 10k jobs": grid(8, 150, 10_000, 0.5)}
+    for label, raw in cases.items():
+        scenario = parse(raw, label)
+        for name, backend in (("inproc", None), ("ray, 2 actors", ray_backend(hosts=2, checkpoint_every=0))):
+            with tempfile.TemporaryDirectory() as tmp:
+                started = time.perf_counter()
+                kwargs = {} if backend is None else {"backend": backend}
+                result = run(scenario, Path(tmp) / "run", **kwargs)
+                wall = time.perf_counter() - started
+            stats = result.stats
+            rows.append(
+                {
+                    "table": "backends",
+                    "scenario": label,
+                    "backend": name,
+                    "wall s": wall,
+                    "rounds": stats.rounds,
+                    "compute ms/round": stats.compute_seconds / stats.rounds * 1e3,
+                    "barrier ms/round": stats.barrier_seconds / stats.rounds * 1e3,
+                }
+            )
+    return rows
+
+
+def sweep_rows(count: int = 20) -> list[dict]:
+    todo = points([("seed", list(range(1, count + 1)))], ["workload.jobs=1500"])
+    timings = {}
+    started = time.perf_counter()
+    for point in todo:
+        run_point("quickstart", point)
+    timings["sequential"] = time.perf_counter() - started
+    started = time.perf_counter()
+    list(process_pool()("quickstart", todo))
+    timings["process pool"] = time.perf_counter() - started
+    from actors import ray_tasks
+
+    started = time.perf_counter()
+    list(ray_tasks()("quickstart", todo))
+    timings["ray tasks"] = time.perf_counter() - started
+    base = timings["sequential"]
+    return [
+        {"table": "sweep", "runs": count, "executor": k, "wall s": v, "speed-up": base / v}
+        for k, v in timings.items()
+    ]
+
+
+@contextmanager
+def local_ray():
+    temp = tempfile.mkdtemp(prefix="gr-bench-")
+    init_local(_temp_dir=temp)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def show(rows: list[dict]) -> None:
+    for table in dict.fromkeys(r["table"] for r in rows):
+        part = [{k: v for k, v in r.items() if k != "table"} for r in rows if r["table"] == table]
+        cols = list(part[0])
+        cells = [[_fmt(r[c]) for c in cols] for r in part]
+        widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+        print(f"\n{table}")
+        print("  ".join(c.rjust(w) for c, w in zip(cols, widths, strict=True)))
+        for row in cells:
+            print("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
+
+
+def _fmt(value) -> str:
+    return f"{value:,.2f}" if isinstance(value, float) else str(value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", choices=["barrier", "backends", "sweep"])
+    parser.add_argument("--rounds", type=int, default=2000, help="rounds per barrier measurement")
+    parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    args = parser.parse_args(argv)
+    wanted = args.only or ["barrier", "backends", "sweep"]
+    rows: list[dict] = []
+    with local_ray():
+        if "barrier" in wanted:
+            rows += barrier_rows(args.rounds)
+        if "backends" in wanted:
+            rows += backend_rows()
+        if "sweep" in wanted:
+            rows += sweep_rows()
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+    else:
+        show(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
