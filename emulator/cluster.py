@@ -18,7 +18,7 @@ from .messages import ARRIVE, FINISH, META, NO_CPUS, REJECT, START, STATUS, SUBM
 from .model import Cluster, Job, LinkClock
 from .policies import LOCAL
 from .policies.registry import PolicySpec
-from .resources import Plan
+from .resources import Pes, Plan
 
 # Event priorities at equal times: completions and internal events before arrivals (GridSim's order).
 _FINISH, _TICK, _ARRIVE, _SUBMIT = range(4)
@@ -161,8 +161,8 @@ class ClusterPartition:
         """Run the policy on the current state and start what it decides."""
         if not self.queue:
             return
-        for job, plan in self.policy.schedule(self.view):
-            self._start(job, plan)
+        for decision in self.policy.schedule(self.view):
+            self._start(*decision)
 
     def _reject_stuck(self) -> None:
         """Reject the queue head when nothing runs, nothing is due and the policy still left it queued.
@@ -180,10 +180,11 @@ class ClusterPartition:
         self._changes[3].append(job.id)
         self.schedule()
 
-    def _start(self, job: Job, plan: Plan) -> None:
+    def _start(self, job: Job, plan: Plan, chosen: Pes | None = None) -> None:
+        """Start ``job`` on ``plan`` now (on the PEs ``chosen`` by the policy, if it says)."""
         del self.queue[job.id]
         self._queued_work -= job.length
-        machines, pes = self.resources.allocate(job, plan)
+        machines, pes = self.resources.allocate(job, plan, chosen)
         speed = (
             float(self.resources.mips[[m for m, _ in plan]].min())
             if len(plan) > 1

@@ -4,7 +4,9 @@ A local policy decides *what starts where*; its execution model decides *when
 it ends*. gridemu's own policies use :class:`Exact` (a job ends when its
 actual length is done at its speed). GridSim's SpaceShared policy only notices
 completions at its internal events, so the GridSim-compatible policies bring
-their own model (:class:`GridSimSpaceShared`, and the time-shared one).
+their own model (:class:`GridSimSpaceShared`, and the time-shared one);
+GridSim's parallel package runs every job for whole seconds
+(:class:`WholeSeconds`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from .model import Job
+from .model import Cluster, Job
 from .resources import Plan
 
 if TYPE_CHECKING:
@@ -102,3 +104,45 @@ class GridSimSpaceShared:
                 part.schedule()
         if part.running:
             self._schedule_tick(part, part.now + HOUR)
+
+
+def gridsim_rating(cluster: Cluster) -> float:
+    """The MIPS GridSim's parallel package times every job at: the first machine's PE rating.
+
+    (``ResourceDynamics.getMIPSRatingOfOnePE``; the package requires homogeneous machines.)
+    """
+    return float(cluster.machines[0].mips)
+
+
+def whole_seconds(length: float, rating: float) -> int:
+    """GridSim parallel's ``forecastExecutionTime``: ``max(1, int(length / rating + 1))`` seconds.
+
+    >>> whole_seconds(347_700, 100), whole_seconds(1, 100)
+    (3478, 1)
+    """
+    return max(1, int(length / rating + 1))
+
+
+class WholeSeconds:
+    """GridSim's parallel package: a job runs :func:`whole_seconds` of its length, as planned.
+
+    ``AggressiveBackfill`` and ``ConservativeBackfill`` plan each job for
+    ``floor(length / rating) + 1`` seconds at the cluster's one rating and end it
+    exactly then (its internal event); there is no separate estimate, so the
+    policy's plan and this model agree to the second.
+    """
+
+    def __init__(self) -> None:
+        self.rating = 0.0
+
+    def started(self, part: ClusterPartition, run: Run) -> None:
+        if not self.rating:
+            self.rating = gridsim_rating(part.cluster)
+        run.end = run.estimated_end = run.start + whole_seconds(run.job.actual_length, self.rating)
+        part.push_finish(run)
+
+    def arrived(self, part: ClusterPartition) -> None:
+        """Nothing to update: end times are fixed at the start."""
+
+    def tick(self, part: ClusterPartition) -> None:
+        raise AssertionError("the whole-seconds model schedules no ticks")

@@ -2,7 +2,8 @@
 
 PE identity is kept (lowest-numbered free PE first, as GridSim does) so traces
 can say which CPUs ran a job; policies mostly read the per-machine free counts,
-a numpy array they can vectorize over.
+a numpy array they can vectorize over. A policy that tracks PEs itself (a
+profile of PEs booked ahead) may name the PEs a job takes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from .model import Cluster, Job
 
 Plan = tuple[tuple[int, int], ...]
 """Where a job runs: ``((machine index, CPUs on it), ...)``, machines ascending."""
+
+Pes = tuple[int, ...]
+"""PE indices chosen by a policy, one per CPU of a plan, machine by machine in plan order."""
 
 
 class OverAllocation(RuntimeError):
@@ -99,25 +103,33 @@ class Resources:
         free = self.free_licenses
         return all(free.get(lic, 0) >= n for lic, n in self.license_need(job, plan).items())
 
-    def allocate(self, job: Job, plan: Plan) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """Take the plan's PEs (lowest free first) and the job's licenses.
+    def allocate(
+        self, job: Job, plan: Plan, chosen: Pes | None = None
+    ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Take the plan's PEs and the job's licenses.
 
-        Returns ``(machines, pes)``: one entry per CPU, the machine and its PE index.
+        By default each machine's lowest free PEs are taken. ``chosen`` names the
+        PEs instead, one per CPU in plan order (machine by machine): a policy that
+        books PEs ahead (a reservation keeps its PEs, as in GridSim's parallel
+        package) says which; each must be free. Returns ``(machines, pes)``: one
+        entry per CPU, the machine and its PE index.
         """
         need = self.license_need(job, plan)
         for lic, n in need.items():
             if self.free_licenses.get(lic, 0) < n:
                 raise OverAllocation(f"job {job.id}: license {lic} has no free copy")
-        machines: list[int] = []
-        pes: list[int] = []
-        for m, n in plan:
-            pool = self._free_pes[m]
-            if n > len(pool):
-                raise OverAllocation(f"job {job.id}: machine {m} has {len(pool)} free CPUs, not {n}")
-            machines.extend([m] * n)
-            pes.extend(pool[:n])
-            del pool[:n]
-            self._free[m] -= n
+        if chosen is not None:
+            machines, pes = self._take_chosen(job, plan, chosen)
+        else:
+            machines, pes = [], []
+            for m, n in plan:
+                pool = self._free_pes[m]
+                if n > len(pool):
+                    raise OverAllocation(f"job {job.id}: machine {m} has {len(pool)} free CPUs, not {n}")
+                machines.extend([m] * n)
+                pes.extend(pool[:n])
+                del pool[:n]
+                self._free[m] -= n
         self._free_total -= len(pes)
         for lic, n in need.items():
             self.free_licenses[lic] -= n
@@ -126,6 +138,23 @@ class Resources:
                 for m, _ in plan:
                     self._holders[(m, lic)] += 1
         return tuple(machines), tuple(pes)
+
+    def _take_chosen(self, job: Job, plan: Plan, chosen: Pes) -> tuple[list[int], list[int]]:
+        """Take the PEs a policy named, machine by machine in plan order (see :meth:`allocate`)."""
+        if len(chosen) != sum(n for _, n in plan):
+            raise OverAllocation(f"job {job.id}: {len(chosen)} PEs named for a plan of other size")
+        machines: list[int] = []
+        pes = list(chosen)
+        for m, n in plan:
+            pool = self._free_pes[m]
+            for pe in pes[len(machines) : len(machines) + n]:
+                try:
+                    pool.remove(pe)  # the pool stays sorted
+                except ValueError:
+                    raise OverAllocation(f"job {job.id}: PE {pe} of machine {m} is not free") from None
+            machines.extend([m] * n)
+            self._free[m] -= n
+        return machines, pes
 
     def release(self, job: Job, plan: Plan, machines: tuple[int, ...], pes: tuple[int, ...]) -> None:
         """Give back what :meth:`allocate` took."""

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .model import Cluster, Job
-from .resources import Plan, Resources
+from .resources import OverAllocation, Pes, Plan, Resources
 
 if TYPE_CHECKING:
     from .cluster import ClusterPartition
@@ -98,8 +98,15 @@ class SharedResources(Resources):
         """Jobs running on each PE, per machine (a copy a policy may change)."""
         return [list(loads) for loads in self._loads]
 
-    def allocate(self, job: Job, plan: Plan) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """Take the plan's idle PEs through :class:`Resources` (with the licenses), then share busy ones."""
+    def allocate(
+        self, job: Job, plan: Plan, chosen: Pes | None = None
+    ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Take the plan's idle PEs through :class:`Resources` (with the licenses), then share busy ones.
+
+        PEs are chosen by load here: a policy cannot name them (``chosen``).
+        """
+        if chosen is not None:
+            raise OverAllocation(f"job {job.id}: time-shared PEs are chosen by load, not named by a policy")
         idle = tuple((m, min(n, int(self.free[m]))) for m, n in plan)
         machines, pes = (list(x) for x in super().allocate(job, idle))
         for m, pe in zip(machines, pes, strict=True):

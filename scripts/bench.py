@@ -18,6 +18,11 @@ Rows:
   100 single-CPU machines of 1 MIPS, ``rules = "pwa"`` and rating 1 (estimate
   = requested time, actual = run time), ``spread`` placement, jobs entering
   the cluster directly; local policy fcfs / easy.
+- ``kth-sp2-gridsim-easy``: the same trace as GridSim's parallel package runs
+  it (the reference scenarios in ``gridsim-ref/parallel``): 100 machines of
+  one 100-MIPS PE, ``rules = "gridsim"``, rating 100, run time from field 4
+  (``runtime_field = 4``), local policy gridsim-easy. Target (issue 10): the
+  whole command in under 10 s.
 - ``quickstart``: the built-in example scenario.
 - ``synthetic-16-clusters``: 16 clusters x 32 machines x 4 CPUs, 20,000
   synthetic jobs, least-load meta policy, easy local policy.
@@ -63,6 +68,22 @@ def kth(policy: str, shared: Path) -> dict:
     }
 
 
+def kth_gridsim_easy(shared: Path) -> dict:
+    machines = [{"count": 100, "cpus": 1, "mips": 100}]
+    return {
+        "name": "kth-sp2-gridsim-easy",
+        "clusters": [{"name": "kth", "policy": "gridsim-easy", "machines": machines}],
+        "workload": {
+            "source": "swf",
+            "path": str(shared / KTH),
+            "rules": "gridsim",
+            "rating": 100,
+            "runtime_field": 4,
+            "site": "kth",
+        },
+    }
+
+
 def synthetic(shared: Path) -> dict:
     clusters = [
         {
@@ -88,6 +109,7 @@ def synthetic(shared: Path) -> dict:
 SCENARIOS = {
     "kth-sp2-fcfs": lambda shared: kth("fcfs", shared),
     "kth-sp2-easy": lambda shared: kth("easy", shared),
+    "kth-sp2-gridsim-easy": kth_gridsim_easy,
     "quickstart": lambda shared: None,
     "synthetic-16-clusters": synthetic,
 }

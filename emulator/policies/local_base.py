@@ -8,13 +8,17 @@ import numpy as np
 
 from ..execution import Exact
 from ..model import Cluster, Job
-from ..resources import Plan, Resources
+from ..resources import Pes, Plan, Resources
 
 if TYPE_CHECKING:
     from ..cluster import ClusterView
 
-Decision = tuple[Job, Plan]
-"""Start ``job`` now on ``plan``."""
+Decision = tuple[Job, Plan] | tuple[Job, Plan, Pes]
+"""Start ``job`` now on ``plan``; a third item names the PEs it takes (see :meth:`Resources.allocate`).
+
+Without it each machine's lowest free PEs are taken. Policies that book PEs
+ahead (GridSim's parallel package: a reservation keeps its PEs) name them.
+"""
 
 
 class LocalPolicy:

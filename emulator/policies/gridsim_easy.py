@@ -1,0 +1,82 @@
+"""GridSim 5.2 ``AggressiveBackfill`` (EASY) on a ``ParallelResource``, job for job.
+
+The rules of ``gridsim/parallel/scheduler/AggressiveBackfill.java``:
+
+- a backfill pass runs on every arrival (``gridletSubmit``) and at every time
+  with completions (``updateSchedule``: finish, drop past profile rows, pass).
+  gridemu runs one pass after all events of a time: passes are idempotent
+  (the profile already frees a job's PEs at its end, and it only shrinks
+  within a time), so one pass decides what GridSim's several do;
+- a pass (``backfillGridlets``) first starts the pivot if its reserved time
+  has come, then takes every other waiting job in arrival order: it starts
+  now if enough PEs are free for its whole duration, given the running jobs
+  and the pivot's reservation (``startGridlet`` / ``checkAvailability``);
+  otherwise, if there is no pivot, it becomes the pivot with the earliest
+  slot and the lowest PEs there (``scheduleGridlet`` / ``findStartTime``);
+- one reservation only, never recomputed: it keeps its time and PEs until
+  the pivot starts (jobs end exactly as planned, so it never could improve).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..model import Job
+from .gridsim_parallel import GridSimParallel
+from .local_base import Decision
+from .registry import LOCAL
+
+
+@LOCAL.register("gridsim-easy")
+class GridSimEasy(GridSimParallel):
+    """GridSim's EASY backfilling (see the module docstring); ``pivot`` is (job, start, PEs) or None."""
+
+    def __init__(self, *, cluster=None) -> None:
+        super().__init__(cluster=cluster)
+        self.pivot: tuple[Job, float, np.ndarray] | None = None
+
+    def schedule(self, view) -> list[Decision]:
+        now, profile = view.now, self.profile
+        profile.forget(now)
+        starts: list[Decision] = []
+        pivot, self.pivot = self.pivot, None
+        skip = -1 if pivot is None else pivot[0].id  # the pivot is not backfilled, started or not
+        if pivot is not None and pivot[1] <= now:
+            starts.append(self.decision(pivot[0], pivot[2]))
+            pivot = None
+        free = profile.free_now(now)
+        if free == 0 and pivot is not None:
+            self.pivot = pivot
+            return starts  # nothing can start and the pivot is set: the pass changes nothing
+        until = None  # per PE, when it is next busy (computed when first needed)
+        failed = np.full(profile.size + 1, math.inf)  # least duration that failed with <= n PEs
+        for job in view.queue.values():
+            if job.id == skip:
+                continue
+            if free == 0 and pivot is not None:
+                break  # no job can start any more, and the pivot is set
+            n = job.cpus
+            if n <= free:
+                seconds = self.seconds(job)
+                if seconds < failed[n]:
+                    if until is None:
+                        until = profile.free_until(now)
+                    pes = profile.lowest_free(until, n, now + seconds)
+                    if pes is not None:
+                        profile.allocate(pes, now, now + seconds)
+                        until[pes] = -math.inf
+                        free -= n
+                        starts.append(self.decision(job, pes))
+                        continue
+                    failed[n:] = np.minimum(failed[n:], seconds)  # within a pass PEs only get scarcer
+            if pivot is None:
+                seconds = self.seconds(job)
+                start, pes = profile.earliest(n, seconds, now)
+                profile.allocate(pes, start, start + seconds)
+                if until is not None:
+                    until[pes] = np.minimum(until[pes], start)
+                pivot = (job, start, pes)
+        self.pivot = pivot
+        return starts
