@@ -17,7 +17,16 @@ from pathlib import Path
 import pyarrow as pa
 
 from . import runner, scenario
+from .cli_report import add_report
 from .cli_sweep import add_sweep
+from .cli_workloads import (
+    TRACE_DEFAULTS,
+    add_convert,
+    add_presets,
+    add_replay,
+    load_run_scenario,
+    workload_run_arguments,
+)
 from .config import ScenarioError
 from .policies import PolicyError
 from .progress import RunProgress
@@ -57,10 +66,18 @@ def scenario_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_run(sub) -> None:
-    run = sub.add_parser("run", help="run a scenario and write a run directory")
-    run.add_argument(
-        "scenario", help=f"a scenario file, or a built-in name ({', '.join(scenario.builtin_names())})"
+    run = sub.add_parser(
+        "run",
+        help="run a scenario and write a run directory",
+        epilog=TRACE_DEFAULTS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    run.add_argument(
+        "scenario",
+        nargs="?",
+        help=f"a scenario file, or a built-in name ({', '.join(scenario.builtin_names())})",
+    )
+    workload_run_arguments(run)
     run.add_argument("--out", type=Path, help="run directory (default: a new runs/<name>-seed<N>-NNN)")
     backend_arguments(run)
     scenario_arguments(run)
@@ -109,7 +126,11 @@ def add_inspect(sub) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    scen = scenario.load(args.scenario, args.overrides, seed=args.seed)
+    return run_scenario(args, load_run_scenario(args))
+
+
+def run_scenario(args: argparse.Namespace, scen: scenario.Scenario) -> int:
+    """Run a loaded scenario with ``run``'s options (backend, progress, output) and print the summary."""
     backend = open_backend(args)
     with RunProgress(len(scen.jobs), scen.name, disable=args.quiet) as progress:
         result = runner.run(scen, args.out, on_progress=progress, backend=backend, backend_name=args.backend)
@@ -202,7 +223,7 @@ def _cell(value, fmt: str) -> str:
     return "-" if value is None else fmt.format(value)
 
 
-COMMANDS = [add_run, add_inspect, add_sweep]
+COMMANDS = [add_run, add_replay, add_inspect, add_sweep, add_report, add_convert, add_presets]
 
 
 if __name__ == "__main__":

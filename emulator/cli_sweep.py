@@ -6,10 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from tqdm import tqdm
-
+from . import progress, sweep
 from . import scenario as scenarios
-from . import sweep
 from .config import ScenarioError
 
 
@@ -58,15 +56,13 @@ def run_sweep(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     execute = sweep.process_pool(args.workers) if args.backend == "inproc" else _ray(args.ray_address)
     results = []
-    with tqdm(
-        total=len(todo), unit="run", desc=f"sweep {first.name}", disable=args.quiet, leave=False
-    ) as bar:
+    with progress.bar(len(todo), f"sweep {first.name}", "run", args.quiet) as runs:
         for result in execute(source, todo):
             sweep.write_point(out, result)
             results.append(result)
-            bar.update(1)
+            runs.update(1)
             if result.error:
-                bar.write(
+                runs.write(
                     f"{result.point.name} {result.point.values} failed: {result.error.splitlines()[-1]}"
                 )
     keys = [key for key, _ in varies]

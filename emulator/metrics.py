@@ -91,14 +91,14 @@ def _job_columns(jobs: pa.Table) -> dict[str, np.ndarray]:
     """The jobs columns the metrics need, as numpy (nulls as NaN, so arithmetic stays vectorized)."""
     lengths = pc.fill_null(pc.list_value_length(jobs.column("licenses")), 0)
     return {
-        "id": _numbers(jobs, "id", INT),
-        "submit": _numbers(jobs, "submit"),
-        "start": _numbers(jobs, "start"),
-        "finish": _numbers(jobs, "finish"),
-        "deadline": _numbers(jobs, "deadline"),
-        "cpus": _numbers(jobs, "cpus", INT),
+        "id": numbers(jobs, "id", INT),
+        "submit": numbers(jobs, "submit"),
+        "start": numbers(jobs, "start"),
+        "finish": numbers(jobs, "finish"),
+        "deadline": numbers(jobs, "deadline"),
+        "cpus": numbers(jobs, "cpus", INT),
         "licenses": np.asarray(lengths.to_numpy(), dtype=np.int64),
-        "work": _numbers(jobs, "estimate") * _numbers(jobs, "bench"),
+        "work": numbers(jobs, "estimate") * numbers(jobs, "bench"),
         "finished": _equals(jobs, "status", "finished"),
         "reached": pc.is_valid(jobs.column("cluster")).to_numpy(),
     }
@@ -116,7 +116,7 @@ def _job_metrics(cols: dict[str, np.ndarray], selected: np.ndarray, cpus: int) -
     wait, run = start - submit, finish - start
     with np.errstate(divide="ignore", invalid="ignore"):
         slowdown = (wait + run) / run
-    bounded = np.maximum(1.0, (wait + run) / np.maximum(run, BOUND))
+    bounded = bounded_slowdown(wait, run)
     has_deadline = np.isfinite(deadline)
     late = has_deadline & (finish > deadline)
     makespan = finish.max() - start.min() if done.any() else math.nan
@@ -138,6 +138,19 @@ def _job_metrics(cols: dict[str, np.ndarray], selected: np.ndarray, cpus: int) -
     }
 
 
+def bounded_slowdown(wait: np.ndarray, run: np.ndarray) -> np.ndarray:
+    """``max(1, (Tw + Te) / max(Te, BOUND))`` per job: one definition for the metric and the plots."""
+    return np.maximum(1.0, (wait + run) / np.maximum(run, BOUND))
+
+
+def usage_series(jobs: pa.Table, events: pa.Table) -> dict[str, np.ndarray]:
+    """The per-event usage changes behind system and license usage (see :func:`_usage_deltas`).
+
+    Public so that the report's usage plots draw exactly what the SU and LU metrics integrate.
+    """
+    return _usage_deltas(events, _job_columns(jobs))
+
+
 def _usage_deltas(events: pa.Table, cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Each cluster event's change to CPUs/license copies in use and wanted, sorted by time.
 
@@ -146,17 +159,17 @@ def _usage_deltas(events: pa.Table, cols: dict[str, np.ndarray]) -> dict[str, np
     before arriving cannot drive a count negative.
     """
     kind = events.column("kind")
-    cluster = _numbers(events, "cluster", INT)
+    cluster = numbers(events, "cluster", INT)
     keep = (cluster >= 0) & pc.is_in(kind, pa.array(ENTER + LEAVE + RUN + STOP)).to_numpy()
     events = events.filter(pa.array(keep))
     kind, cluster = events.column("kind"), cluster[keep]
-    rows = _rows_of(cols["id"], _numbers(events, "job", INT))
+    rows = rows_of(cols["id"], numbers(events, "job", INT))
     arrived_at = rows * (cluster.max(initial=0) + 1) + cluster  # one key per (job, cluster)
-    is_arrive = _is_in(kind, ENTER)
-    leave = _is_in(kind, LEAVE) & np.isin(arrived_at, arrived_at[is_arrive])
+    is_arrive = is_in(kind, ENTER)
+    leave = is_in(kind, LEAVE) & np.isin(arrived_at, arrived_at[is_arrive])
     wanted = is_arrive.astype(np.int64) - leave
-    used = _is_in(kind, RUN).astype(np.int64) - _is_in(kind, STOP)
-    time = _numbers(events, "time")
+    used = is_in(kind, RUN).astype(np.int64) - is_in(kind, STOP)
+    time = numbers(events, "time")
     order = np.argsort(time, kind="stable")  # already sorted in traces; cheap insurance
     cpus, licenses = cols["cpus"][rows], cols["licenses"][rows]
     series = {
@@ -203,7 +216,7 @@ def _usage(time: np.ndarray, used: np.ndarray, wanted: np.ndarray, capacity: int
     return _num((level[:-1] * np.diff(time)).sum() / (time[-1] - time[0]))
 
 
-def _rows_of(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+def rows_of(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """Row index in the jobs table of each id in ``wanted`` (the events-to-jobs join)."""
     order = np.argsort(ids, kind="stable")
     found = np.searchsorted(ids[order], wanted).clip(0, max(len(ids) - 1, 0))
@@ -212,7 +225,7 @@ def _rows_of(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return order[found]
 
 
-def _numbers(table: pa.Table, name: str, kind: pa.DataType = FLOAT) -> np.ndarray:
+def numbers(table: pa.Table, name: str, kind: pa.DataType = FLOAT) -> np.ndarray:
     """A numeric column as numpy; float nulls become NaN ("none": no deadline, never started)."""
     column = table.column(name).cast(kind)
     if pa.types.is_floating(kind):
@@ -222,10 +235,10 @@ def _numbers(table: pa.Table, name: str, kind: pa.DataType = FLOAT) -> np.ndarra
 
 def _equals(table: pa.Table, name: str, value: str) -> np.ndarray:
     """Mask of rows whose string column equals ``value`` (null never does)."""
-    return _is_in(table.column(name), (value,))
+    return is_in(table.column(name), (value,))
 
 
-def _is_in(column: pa.ChunkedArray, values: tuple[str, ...]) -> np.ndarray:
+def is_in(column: pa.ChunkedArray, values: tuple[str, ...]) -> np.ndarray:
     """Mask of rows whose string is one of ``values`` (null is none of them)."""
     return np.asarray(pc.is_in(column, pa.array(values, pa.string())).to_numpy(), dtype=bool)
 

@@ -80,8 +80,11 @@ class Scratch:
 
     Within one pass resources only shrink, so a job shape that did not fit
     cannot fit later in the pass: :meth:`fit` remembers the fewest CPUs that
-    failed per (licenses, placement, limit) and answers larger requests at once.
-    That keeps a scan over a long queue at one dictionary lookup per job.
+    failed per (eligible machines, placement, limit) and answers larger
+    requests at once. That keeps a scan over a long queue at one dictionary
+    lookup per job. License copies are checked apart (before placing, when
+    copies are counted per job), so a job short of copies does not mark its
+    CPU shape as failed.
     """
 
     def __init__(self, res: Resources) -> None:
@@ -107,17 +110,22 @@ class Scratch:
         """
         if job.cpus > self.total:
             return None
-        key = (job.licenses, job.placement, cap is None)
+        mask = self.res.eligible(job.licenses)
+        # Masks are shared between license sets with the same machines (Resources.eligible), so
+        # jobs asking for different licenses that every machine runs share one CPU-failure entry.
+        key = (id(mask), job.placement, cap is None)
         if job.cpus >= self._failed.get(key, 1 << 62):
             return None
+        if job.licenses and not self.res.per_machine and not _enough(self.licenses, self.res.copies(job)):
+            return None  # no plan can get the copies; says nothing about the CPUs
         free = self.free if cap is None else np.minimum(self.free, cap)
-        plan = first_fit(job, free, self.res.eligible(job.licenses))
-        if (
-            plan is None
-            or not self.licenses_ok(job, plan)
-            or (pool is not None and not _enough(pool, self.res.license_need(job, plan, fresh=True)))
-        ):
+        plan = first_fit(job, free, mask)
+        if plan is None:
             self._failed[key] = min(job.cpus, self._failed.get(key, 1 << 62))
+            return None
+        if not self.licenses_ok(job, plan) or (
+            pool is not None and not _enough(pool, self.res.license_need(job, plan, fresh=True))
+        ):
             return None
         return plan
 

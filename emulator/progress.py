@@ -9,6 +9,12 @@ from tqdm import tqdm
 from .runner import Progress
 
 
+def bar(total: int, label: str, unit: str, disable: bool = False) -> tqdm:
+    """The bar every long command shows (runs, sweeps, reports): cleared when done, so the
+    command's own end-of-run table is what stays on the screen."""
+    return tqdm(total=total, unit=unit, desc=label, disable=disable, leave=False, dynamic_ncols=True)
+
+
 class RunProgress:
     """A progress bar for one run: jobs finished, virtual time, rounds and rounds/s.
 
@@ -17,7 +23,7 @@ class RunProgress:
     """
 
     def __init__(self, total: int, label: str, disable: bool = False) -> None:
-        self.bar = tqdm(total=total, unit="job", desc=label, disable=disable, leave=False, dynamic_ncols=True)
+        self.bar = bar(total, label, "job", disable)
         self.started = time.perf_counter()
 
     def __call__(self, progress: Progress) -> None:

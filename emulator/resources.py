@@ -41,6 +41,8 @@ class Resources:
         self.per_machine = cluster.license_per_machine
         self._holders: Counter[tuple[int, str]] = Counter()
         self._eligible: dict[tuple[str, ...], np.ndarray] = {}
+        self._masks: dict[bytes, np.ndarray] = {}
+        self._copies: dict[tuple[str, ...], dict[str, int]] = {}
 
     def _expose_free(self) -> None:
         """``free``: a read-only view of the free counts, for policies (kept in step, never copied)."""
@@ -61,13 +63,26 @@ class Resources:
         return self._free_total
 
     def eligible(self, licenses: tuple[str, ...]) -> np.ndarray:
-        """Read-only mask of the machines able to run every license in ``licenses``."""
+        """Read-only mask of the machines able to run every license in ``licenses``.
+
+        License sets that the same machines can run share one mask object, so
+        callers may key caches on its ``id`` (e.g. every set, when every machine
+        runs every license).
+        """
         mask = self._eligible.get(licenses)
         if mask is None:
             mask = np.array([m.can_run(licenses) for m in self.cluster.machines], dtype=bool)
+            mask = self._masks.setdefault(mask.tobytes(), mask)
             mask.flags.writeable = False
             self._eligible[licenses] = mask
         return mask
+
+    def copies(self, job: Job) -> dict[str, int]:
+        """Copies of each license ``job`` holds while it runs, when copies are counted per job."""
+        need = self._copies.get(job.licenses)
+        if need is None:
+            need = self._copies[job.licenses] = dict(Counter(job.licenses))
+        return need
 
     def fastest(self, licenses: tuple[str, ...]) -> float:
         """MIPS of the fastest machine able to run ``licenses`` (a bound on any plan's speed)."""

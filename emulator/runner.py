@@ -132,7 +132,7 @@ def run(
         def report(done: int) -> None:
             on_progress(Progress(done, len(scenario.jobs), stats))
 
-    writer = TraceWriter(out_dir, scenario.jobs, scenario.platform, report)
+    writer = TraceWriter(out_dir, scenario.jobs, scenario.platform, report, extra=scenario.extra)
     try:
         with backend(scenario) as transport:
             tick = None if report is None else lambda: report(writer.jobs_ended)

@@ -1,7 +1,8 @@
 """Scenario files (TOML): platform, workload, policies, seed. Validated with precise errors.
 
 A scenario argument is either a built-in name (``quickstart``, see
-:func:`builtin_names`) or a path. ``--set key=value`` overrides apply to the
+:func:`builtin_names`), a path, or a preset name (the papers' experiments,
+:mod:`workloads.presets`). ``--set key=value`` overrides apply to the
 raw TOML before validation, so an override gets the same checks as the file.
 """
 
@@ -9,12 +10,14 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .config import ScenarioError, Table
 from .model import PLACEMENTS, USER_CLASSES, Cluster, Job, Link, Machine, Platform
@@ -22,8 +25,10 @@ from .policies import LOCAL, META, PolicyError, PolicySpec
 
 WORKLOAD_STREAM = 1 << 30
 """Spawn key of the workload generator's random stream (partitions use their ids, 0..n)."""
+PLATFORM_STREAM = WORKLOAD_STREAM + 1
+"""Spawn key of the platform generator's random stream."""
 
-SOURCES = ("synthetic", "swf", "gridlets")
+SOURCES = ("synthetic", "swf", "gridlets", "gwf", "alea", "arrow", "two-level", "cs2", "mcrs", "muscle")
 
 
 @dataclass
@@ -42,6 +47,8 @@ class Scenario:
     effective: dict[str, Any] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     """Trace lines the reader's rules skipped, each with its line number and reason."""
+    extra: pa.Table | None = None
+    """Trace columns of the jobs (one row per job, in ``jobs`` order): kept in ``jobs.arrow``."""
 
     def seed_sequence(self, stream: int) -> np.random.SeedSequence:
         """The random stream of a partition (its id) or of the workload generator."""
@@ -55,11 +62,23 @@ def builtin_names() -> list[str]:
 
 def load(scenario: str | Path, overrides: list[str] = (), seed: int | None = None) -> Scenario:
     """Read a built-in scenario by name, or a TOML file by path, and validate it."""
+    raw, source, base = read_raw(scenario)
+    return load_raw(raw, source, base, overrides, seed)
+
+
+def read_raw(scenario: str | Path) -> tuple[dict, str, Path]:
+    """A scenario's TOML document, unvalidated: the document, where it came from, its folder."""
     text, source, base = _read(scenario)
     try:
-        raw = tomllib.loads(text)
+        return tomllib.loads(text), source, base
     except tomllib.TOMLDecodeError as err:
         raise ScenarioError(f"{source}: not valid TOML: {err}") from None
+
+
+def load_raw(
+    raw: dict, source: str, base: Path = Path("."), overrides: list[str] = (), seed: int | None = None
+) -> Scenario:
+    """Validate a document built in code (``gridemu run --swf``, a replay), after ``--set``, ``--seed``."""
     for item in overrides:
         _override(raw, item)
     if seed is not None:
@@ -74,8 +93,16 @@ def _read(scenario: str | Path) -> tuple[str, str, Path]:
         return path.read_text(), f"built-in scenario '{name}'", Path(str(path)).parent
     path = Path(name)
     if not path.is_file():
+        from workloads import presets  # the papers' experiments: scenario files too
+
+        if name in presets.names():
+            path = presets.path(name)
+            return path.read_text(), f"preset '{name}'", path.parent
         known = ", ".join(builtin_names())
-        raise ScenarioError(f"{name}: no such scenario file, and not a built-in scenario (built-in: {known})")
+        raise ScenarioError(
+            f"{name}: no such scenario file, and not a built-in scenario (built-in: {known}; "
+            f"presets: {', '.join(presets.names())})"
+        )
     return path.read_text(), str(path), path.resolve().parent
 
 
@@ -116,17 +143,33 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
     local_default = top.table("local", {})
     default_spec = local_default.get("policy", str, "fcfs")
     local_default.done()
-    tables = top.tables("clusters", [])
-    if not tables:
-        raise ScenarioError(f"{source}: key 'clusters': expected at least one [[clusters]] table")
-    clusters, local = _clusters(tables, default_spec)
+    clusters, local = _clusters(_cluster_tables(top, seed, base), default_spec)
     platform = Platform(tuple(clusters))
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(WORKLOAD_STREAM,)))
-    jobs, direct_link, direct, skipped = _workload(top.table("workload"), platform, rng, base)
+    jobs, direct_link, direct, skipped, extra = _workload(top.table("workload"), platform, rng, base)
     top.done()
     return Scenario(
-        name, source, seed, platform, meta, local, jobs, direct_link, direct, top.effective, skipped
+        name, source, seed, platform, meta, local, jobs, direct_link, direct, top.effective, skipped, extra
     )
+
+
+def _cluster_tables(top: Table, seed: int, base: Path) -> list[Table]:
+    """The ``[[clusters]]`` as written, or as ``[platform]`` builds them (a generator, a trace's machines)."""
+    if not top.has("platform"):
+        tables = top.tables("clusters", [])
+        if not tables:
+            raise ScenarioError(f"{top.source}: key 'clusters': expected at least one [[clusters]] table")
+        return tables
+    if top.has("clusters"):
+        raise ScenarioError(f"{top.source}: give either [[clusters]] or [platform], not both")
+    from workloads.sources import platform_clusters
+
+    table = top.table("platform")
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(PLATFORM_STREAM,)))
+    built = platform_clusters(table, base, rng)
+    table.done()
+    where = f"{top.source} ([platform] source {table.effective['source']!r})"
+    return [Table(cluster, where, f"platform cluster {i}") for i, cluster in enumerate(built)]
 
 
 def _policy(table: Table, registry, default: str) -> PolicySpec:
@@ -226,61 +269,26 @@ def _workload(t: Table, platform: Platform, rng: np.random.Generator, base: Path
     direct_link = Link(0.0, _bandwidth(link)) if link.data else None
     link.done()
     skipped: list[str] = []
-    if source == "synthetic":
-        jobs = _synthetic(t, platform, rng)
-    elif source == "swf":
-        jobs, skipped = _swf(t, base, site)
-    else:
+    extra = None
+    if source == "gridlets":
         jobs = [_gridlet(g) for g in t.tables("gridlets")]
-    if site and source != "swf":
-        jobs = [j if j.site else j.replace(site=site) for j in jobs]
+        if site:
+            jobs = [j if j.site else j.replace(site=site) for j in jobs]
+    else:
+        from workloads.sources import workload_table
+        from workloads.table import to_jobs, trace_columns
+
+        table, skipped = workload_table(t, source, platform, rng, base, site)
+        if site and source not in ("swf", "gwf", "alea"):  # trace readers name every job's site themselves
+            sites = table.column("site")
+            filled = pc.if_else(pc.equal(sites, ""), site, sites)
+            table = table.set_column(table.column_names.index("site"), "site", filled)
+        jobs = to_jobs(table)
+        names = trace_columns(table)
+        extra = table.select(names) if names else None
     t.done()
     _check_unique(jobs, t)
-    return jobs, direct_link, direct, skipped
-
-
-def _synthetic(t: Table, platform: Platform, rng: np.random.Generator) -> list[Job]:
-    from workloads.synthetic import SyntheticSpec, generate
-
-    values: dict[str, Any] = {}
-    for f in fields(SyntheticSpec):
-        if isinstance(f.default, tuple):
-            values[f.name] = (
-                t.pair(f.name, f.default, integer=isinstance(f.default[0], int))
-                if len(f.default) == 2
-                else tuple(t.get(f.name, list, list(f.default)))
-            )
-        elif f.name == "placement":
-            values[f.name] = t.choice(f.name, PLACEMENTS, f.default)
-        else:
-            values[f.name] = t.number(f.name, f.default, low=0, integer=isinstance(f.default, int))
-    names = sorted({lic for c in platform.clusters for lic in c.licenses})
-    return generate(SyntheticSpec(**values), rng, names)
-
-
-def _swf(t: Table, base: Path, site: str) -> tuple[list[Job], list[str]]:
-    from workloads.swf import TraceError, read_swf
-
-    path = Path(t.get("path", str))
-    path = path if path.is_absolute() else base / path
-    rules = t.choice("rules", ("gridsim", "pwa"), "gridsim")
-    rating = t.number("rating", 1.0, low=0.0, strict_low=True)
-    limit = t.number("limit", 0, low=0, integer=True)
-    placement = t.choice("placement", PLACEMENTS, "spread")
-    strict = t.get("strict", bool, False)
-    try:
-        trace = read_swf(
-            path,
-            rules=rules,
-            rating=rating,
-            limit=limit or None,
-            site=site,
-            placement=placement,
-            strict=strict,
-        )
-    except (OSError, TraceError) as err:
-        raise ScenarioError(f"{t.source}: key '{t.key('path')}': {err}") from None
-    return trace.jobs, [f"{path.name}, line {s.line}: {s.reason}" for s in trace.skipped]
+    return jobs, direct_link, direct, skipped, extra
 
 
 def _gridlet(g: Table) -> Job:

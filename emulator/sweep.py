@@ -152,6 +152,12 @@ def table(results: list[PointResult], keys: list[str]) -> pa.Table:
     return pa.table(columns)
 
 
+def varied_keys(rows: pa.Table) -> list[str]:
+    """A sweep table's varied keys: its columns between ``point`` and ``status`` (see :func:`table`)."""
+    names = rows.column_names
+    return names[names.index("point") + 1 : names.index("status")]
+
+
 def write_tables(out_dir: Path, rows: pa.Table) -> None:
     with (
         pa.OSFile(str(out_dir / "sweep.arrow.part"), "wb") as sink,

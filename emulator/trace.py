@@ -137,7 +137,11 @@ class Outcomes:
 
 
 class TraceWriter:
-    """Collects each round's rows, writes ``events.arrow`` in sorted batches, then ``jobs.arrow``."""
+    """Collects each round's rows, writes ``events.arrow`` in sorted batches, then ``jobs.arrow``.
+
+    ``extra``: more columns for ``jobs.arrow`` (a trace's fields the model does
+    not use), one row per job in ``jobs`` order, written after the outcomes.
+    """
 
     def __init__(
         self,
@@ -146,8 +150,11 @@ class TraceWriter:
         platform: Platform,
         on_progress: Callable[[int], None] | None = None,
         batch_rows: int = 65536,
+        *,
+        extra: pa.Table | None = None,
     ) -> None:
         self.out_dir = Path(out_dir)
+        self.extra = extra
         self.on_progress = on_progress
         self.jobs_ended = 0
         self.jobs = jobs
@@ -193,6 +200,9 @@ class TraceWriter:
             return None
         self.events.commit()
         table = self.outcomes.table(self.jobs)
+        if self.extra is not None:  # a trace's own fields, one row per job in the same order
+            for name, column in zip(self.extra.column_names, self.extra.columns, strict=True):
+                table = table.append_column(name, column)
         jobs_file = PartFile(self.out_dir / "jobs.arrow", table.schema)
         for batch in table.to_batches(max_chunksize=self.batch_rows):
             jobs_file.write(batch)

@@ -1,9 +1,38 @@
-"""Job-stream sources: readers that turn workload traces into :class:`emulator.model.Job` lists.
+"""Job-stream sources: trace readers and writers, the papers' generators, Arrow replay.
 
-For now, a Standard Workload Format reader (:func:`read_swf`) with GridSim's
-``gridsim.util.Workload`` rules.
+Every source produces a jobs table (:mod:`workloads.table`: the emulator's
+job attributes as Arrow columns, plus the trace's own fields);
+:class:`emulator.model.Job` objects are built from it only to run.
+
+>>> from workloads import read_swf, write_swf
+>>> trace = read_swf("KTH-SP2-1996-2.1-cln.swf.gz", rules="pwa", limit=1000)  # doctest: +SKIP
+>>> write_swf(trace.table, "first-1000.swf", header=trace.header)  # doctest: +SKIP
 """
 
-from .swf import SkippedLine, SwfTrace, TraceError, read_swf
+from .alea import read_alea, read_machines
+from .columns import SkippedLine, TraceError
+from .convert import convert, read_any
+from .export import write_gwf, write_swf
+from .gwf import read_gwf
+from .replay import replay_scenario
+from .swf import SwfTrace, read_swf
+from .table import job_table, read_arrow, to_jobs, write_arrow
 
-__all__ = ["SkippedLine", "SwfTrace", "TraceError", "read_swf"]
+__all__ = [
+    "SkippedLine",
+    "SwfTrace",
+    "TraceError",
+    "convert",
+    "job_table",
+    "read_alea",
+    "read_any",
+    "read_arrow",
+    "read_gwf",
+    "read_machines",
+    "read_swf",
+    "replay_scenario",
+    "to_jobs",
+    "write_arrow",
+    "write_gwf",
+    "write_swf",
+]

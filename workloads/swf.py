@@ -1,10 +1,12 @@
-"""A minimal reader of Standard Workload Format (SWF) traces.
+"""The Standard Workload Format (SWF) reader.
 
 SWF (Parallel Workloads Archive): one job per line, 18 whitespace-separated
 numeric fields, -1 for unknown, ``;`` starts a comment; the comment lines
-before the first job form a ``Key: value`` header.
+before the first job form a ``Key: value`` header (MaxProcs, MaxNodes,
+UnixStartTime, Queue, Partition...).
 
-Two rule sets turn a line's fields into a job; one reader loop serves both:
+Two rule sets turn a line's fields into a job; one reader serves both, on
+whole columns at a time (:mod:`workloads.columns`):
 
 - ``rules="gridsim"`` does exactly what GridSim 5.2's ``gridsim.util.Workload``
   does (docs: GRIDSIM.md section 2), so that runs can be compared with
@@ -18,25 +20,39 @@ Two rule sets turn a line's fields into a job; one reader loop serves both:
 Where GridSim drops a line without a word or crashes, and where the archive's
 fields leave a job undefined (unknown run time, processors or submit time),
 the reader records why in :attr:`SwfTrace.skipped` instead, so that nothing
-disappears silently.
+disappears silently. Every field the model does not use is kept as a trace
+column (:data:`workloads.table.SWF_COLUMNS`), so a trace written back
+(:func:`workloads.export.write_swf`) keeps every field.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
-import math
-import re
-import zipfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from os import PathLike
-from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
 
 from emulator.model import PLACEMENTS, SPREAD, Job
 
-__all__ = ["RULES", "SkippedLine", "SwfTrace", "TraceError", "read_swf"]
+from . import transform
+from .columns import Fields, SkippedLine, TraceError, ints, open_binary, reals, scan
+from .header import parse_header, site_column, site_label, site_names
+from .table import SWF_COLUMNS, job_table, to_jobs
+
+__all__ = [
+    "RULES",
+    "SITES",
+    "SkippedLine",
+    "SwfTrace",
+    "TraceError",
+    "parse_header",
+    "read_swf",
+    "site_label",
+    "site_names",
+]
 
 FIELDS = 18
 # 1-based SWF field numbers and names, for messages.
@@ -49,82 +65,58 @@ FIELD_NAMES = {
     9: "requested time",
 }
 GRIDSIM_FILE_SIZE = 1500.0  # GridSim Workload's gridlet file size: gridsim.net.Link.DEFAULT_MTU
-
-# Java's Integer/Long syntax: Python's int() would also take "1_000", which GridSim rejects.
-_JAVA_INT = re.compile(r"[+-]?\d+").fullmatch
-# A decimal number as SWF writes one (float() would also take "nan", "inf", "0x1p3", "1_0").
-_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?").fullmatch
-_HEADER = re.compile(r";\s*([A-Za-z][\w-]*):(?!\S)\s*(.*?)\s*$")  # "Key: value", not "http://..."
-
-
-class TraceError(ValueError):
-    """A trace that cannot be read as asked: says where (file, line), what was wrong, what was expected."""
-
-    def __init__(self, path: str, line: int | None, problem: str, expected: str) -> None:
-        self.path = path
-        self.line = line
-        self.problem = problem
-        self.expected = expected
-        where = path if line is None else f"{path}, line {line}"
-        super().__init__(f"{where}: {problem}; expected {expected}")
+SITES = ("none", "partition", "queue")
+"""Where a job's site (the cluster it must run on) comes from: nowhere, field 16 or field 15."""
+_SITE_FIELD = {"partition": (16, "Partition"), "queue": (15, "Queue")}
 
 
 @dataclass(frozen=True)
-class SkippedLine:
-    """A non-comment line the rules turned into no job, and why."""
+class Layout:
+    """How a one-job-per-line format lays out its fields (SWF, GWF, Alea's SWF lines).
 
-    line: int  # 1-based line number in the file
-    reason: str
+    Fields 1-11 mean the same in all of them (the rules read those); ``numbers``
+    and ``texts`` are the trace columns kept, by field number.
+    """
+
+    fields: int  # a line needs at least this many fields
+    comment: bytes
+    numbers: dict[int, tuple[str, pa.DataType]]
+    texts: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def width(self) -> int:
+        return max([self.fields, *self.texts])
+
+
+SWF = Layout(FIELDS, b";", SWF_COLUMNS)
 
 
 @dataclass
 class SwfTrace:
-    """The jobs of one trace file, its header and the lines that gave no job."""
+    """The jobs of one trace file (a jobs table), its header and the lines that gave no job."""
 
-    jobs: list[Job]
+    table: pa.Table
     header: dict[str, str]
     skipped: list[SkippedLine]
     path: str
-    # Line of each job, by job id: lets later error messages point into the file.
-    job_lines: dict[int, int] = field(default_factory=dict, repr=False)
+    lines: np.ndarray = field(repr=False)
+    """The line of each job (row of ``table``): lets later error messages point into the file."""
+    selected_out: int = 0
+    """Jobs outside the time window, up to where the job limit stopped reading (not listed one by one)."""
 
+    @cached_property
+    def jobs(self) -> list[Job]:
+        return to_jobs(self.table)
 
-@contextmanager
-def _open_text(path: Path) -> Iterator[io.TextIOBase]:
-    """Plain, ``.gz`` or ``.zip`` as text lines, chosen by content (magic bytes), not by name.
+    @cached_property
+    def job_lines(self) -> dict[int, int]:
+        return dict(zip(self.table.column("id").to_pylist(), self.lines.tolist(), strict=True))
 
-    Decoding errors are replaced: only ASCII digits matter for jobs, and a stray
-    byte in a header note must not make a trace unreadable.
-    """
-    with path.open("rb") as raw:
-        magic = raw.read(4)
-    if magic[:2] == b"\x1f\x8b":
-        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as text:
-            yield text
-    elif magic == b"PK\x03\x04":
-        with zipfile.ZipFile(path) as archive:
-            member = _zip_member(archive, str(path))
-            with archive.open(member) as binary:
-                yield io.TextIOWrapper(binary, encoding="utf-8", errors="replace")
-    else:
-        with path.open(encoding="utf-8", errors="replace") as text:
-            yield text
-
-
-def _zip_member(archive: zipfile.ZipFile, path: str) -> str:
-    """The single member, else the first ``.swf`` one (GridSim would read every member in turn)."""
-    names = [info.filename for info in archive.infolist() if not info.is_dir()]
-    if len(names) == 1:
-        return names[0]
-    for name in names:
-        if name.lower().endswith(".swf"):
-            return name
-    raise TraceError(
-        path,
-        None,
-        f"zip archive holds {len(names)} members ({', '.join(names[:5])})",
-        "one member or a .swf member",
-    )
+    def set_site(self, site: str | pa.Array) -> None:
+        """Every job's site: one name, or one per job."""
+        column = pa.repeat(pa.scalar(site), self.table.num_rows) if isinstance(site, str) else site
+        self.table = self.table.set_column(self.table.column_names.index("site"), "site", column)
+        self.__dict__.pop("jobs", None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,141 +124,128 @@ class _Options:
     """What every job of one read shares, whatever the rules."""
 
     bench: float
-    site: str
-    placement: str
     runtime_field: int = 9
 
 
-@dataclass(frozen=True)
-class _RuleSet:
-    """How one rule set maps the fields of a line to a Job, or to the reason it gives none (a str).
+@dataclass
+class _Rows:
+    """One block's jobs by the rules: model columns for every row, and why some rows give no job.
 
-    ``job`` is the fast path and raises ValueError on any unreadable number;
-    ``bad_field`` then names the first field (1-based) the rules read that is
-    unreadable and what it should have been, or None when all are fine.
+    ``bad``: per row, the first unreadable field the rules read (0: none), with
+    what it should have been in ``expected``; ``undefined``: rows the rules
+    cannot make a job of, whose reasons ``unknown(fields, rows)`` formats
+    (only for those rows: most blocks have none).
     """
 
-    job: Callable[[list[str], _Options], Job | str]
-    bad_field: Callable[[list[str], _Options], tuple[int, str] | None]
+    id: np.ndarray
+    submit: np.ndarray
+    cpus: np.ndarray
+    estimate: np.ndarray
+    runtime: np.ndarray
+    user: np.ndarray
+    bad: np.ndarray
+    expected: dict[int, str]
+    unknown: Callable[[Fields, np.ndarray], list[str]]
+    undefined: np.ndarray
 
 
-def _user(f: list[str]) -> int:
+def _first_bad(checks: list[tuple[int, np.ndarray, np.ndarray]], n: int) -> np.ndarray:
+    """Per row, the first field (in the rules' reading order) that is read and unreadable; 0 if none."""
+    bad = np.zeros(n, np.int8)
+    for number, read, valid in checks:
+        bad[(bad == 0) & read & ~valid] = number
+    return bad
+
+
+def _user(fields: Fields) -> np.ndarray:
     """Field 12, 0 when unknown or unreadable: a bad uid must not cost the job (GridSim ignores it)."""
-    try:
-        return max(int(f[11]), 0)
-    except ValueError:
-        return 0
-
-
-def _first_bad(
-    f: list[str], checks: list[tuple[int, Callable[[str], object], str]]
-) -> tuple[int, str] | None:
-    return next(((n, expected) for n, valid, expected in checks if not valid(f[n - 1])), None)
+    values, valid = ints(fields.column(12))
+    return np.where(valid, np.maximum(values, 0), 0)
 
 
 # --- gridsim: GridSim 5.2's Workload -----------------------------------------------------------
 
 
-def _gridsim_values(f: list[str], runtime_field: int = 9) -> tuple[int, int, int, int]:
-    """Job number, submit, run time and processors as GridSim reads them (before its clamping).
-
-    GridSim parses field 4 only when field 9 is -1 (unless configured to read the
-    run time from field 4: ``runtime_field=4``), and field 5 only when field 8 is
-    -1 or 0, so a bad value in a field it does not read does not skip the line.
-    """
-    job, submit = int(f[0]), int(f[1])
-    runtime = int(f[8]) if runtime_field == 9 else -1
-    if runtime == -1:
-        runtime = int(f[3])
-    procs = int(f[7])
-    if procs == -1 or procs == 0:
-        procs = int(f[4])
-    return job, submit, runtime, procs
-
-
-def _gridsim_job(f: list[str], opt: _Options) -> Job:
-    job, submit, runtime, procs = _gridsim_values(f, opt.runtime_field)
-    if runtime <= 0:  # 0: SWF rounds down sub-second runs; < 0: unknown in both fields,
-        # where GridSim's Gridlet clamps the length (run time x rating) to 1 MI.
-        runtime = 1 if runtime == 0 else 1.0 / opt.bench
-    return Job(
+def _gridsim(fields: Fields, opt: _Options) -> _Rows:
+    """GridSim parses field 4 only when field 9 is -1 (or always, ``runtime_field=4``), field 5 only
+    when field 8 is -1 or 0: a bad value in a field it does not read does not skip the line."""
+    n = len(fields)
+    every = np.ones(n, bool)
+    (job, v1), (submit, v2) = ints(fields.column(1)), ints(fields.column(2))
+    (run, v4), (alloc, v5) = ints(fields.column(4)), ints(fields.column(5))
+    (req_procs, v8), (req_time, v9) = ints(fields.column(8)), ints(fields.column(9))
+    by_request = (req_procs == -1) | (req_procs == 0)
+    if opt.runtime_field == 9:
+        checks = [(1, every, v1), (2, every, v2), (9, every, v9), (4, v9 & (req_time == -1), v4)]
+        runtime = np.where(req_time == -1, run, req_time)
+    else:
+        checks = [(1, every, v1), (2, every, v2), (4, every, v4)]
+        runtime = run
+    checks += [(8, every, v8), (5, v8 & by_request, v5)]
+    procs = np.where(by_request, alloc, req_procs)
+    # 0: SWF rounds down sub-second runs; < 0: unknown, where GridSim's Gridlet clamps the length to 1 MI.
+    runtime = np.where(runtime > 0, runtime, np.where(runtime == 0, 1.0, 1.0 / opt.bench)).astype(float)
+    return _Rows(
         id=job,
-        submit=max(submit, 0),
-        cpus=procs if procs > 0 else 1,
+        submit=np.maximum(submit, 0).astype(float),
+        cpus=np.where(procs > 0, procs, 1),
         estimate=runtime,
         runtime=runtime,
-        bench=opt.bench,
-        in_bytes=GRIDSIM_FILE_SIZE,
-        user=_user(f),
-        site=opt.site,
-        placement=opt.placement,
+        user=_user(fields),
+        bad=_first_bad(checks, n),
+        expected=dict.fromkeys((1, 2, 4, 5, 8, 9), "an integer"),
+        unknown=lambda f, rows: [""] * len(rows),
+        undefined=np.zeros(n, bool),
     )
-
-
-def _gridsim_bad_field(f: list[str], opt: _Options) -> tuple[int, str] | None:
-    """In GridSim's order: 1, 2, 9, then 4 when 9 is -1 (or 4 alone), 8, then 5 when 8 is -1 or 0."""
-    order = [1, 2, 9] if opt.runtime_field == 9 else [1, 2, 4]
-    if opt.runtime_field == 9 and _JAVA_INT(f[8]) and int(f[8]) == -1:
-        order.append(4)
-    order.append(8)
-    if _JAVA_INT(f[7]) and int(f[7]) in (-1, 0):
-        order.append(5)
-    return _first_bad(f, [(n, _JAVA_INT, "an integer") for n in order])
 
 
 # --- pwa: the Parallel Workloads Archive's meaning of the fields -------------------------------
 
 
-def _real(text: str) -> float:
-    """A finite number: ``float()`` would also take "nan", "inf"."""
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(text)
-    return value
+def _pwa(fields: Fields, opt: _Options) -> _Rows:
+    """Fields 1, 2, 4, 9, 5, then 8 when 5 is not positive: ids and processors integers, times numbers."""
+    n = len(fields)
+    every = np.ones(n, bool)
+    job, v1 = ints(fields.column(1))
+    (submit, v2), (run, v4), (req_time, v9) = (reals(fields.column(k)) for k in (2, 4, 9))
+    (alloc, v5), (req_procs, v8) = ints(fields.column(5)), ints(fields.column(8))
+    checks = [(1, every, v1), (2, every, v2), (4, every, v4), (9, every, v9), (5, every, v5)]
+    checks.append((8, v5 & (alloc <= 0), v8))
+    procs = np.where(alloc > 0, alloc, req_procs)
 
+    def unknown(f: Fields, rows: np.ndarray) -> list[str]:
+        reasons = []
+        for i in rows.tolist():
+            if submit[i] < 0:
+                reasons.append(f"submit time unknown (field 2 is {f.text(i, 2)})")
+            elif run[i] < 0:
+                reasons.append(f"run time unknown (field 4 is {f.text(i, 4)})")
+            else:
+                reasons.append(f"processors unknown (field 5 is {f.text(i, 5)}, field 8 is {f.text(i, 8)})")
+        return reasons
 
-def _is_real(text: str) -> bool:
-    return _DECIMAL(text) is not None and math.isfinite(float(text))  # "1e999" is inf
-
-
-def _pwa_job(f: list[str], opt: _Options) -> Job | str:
-    job, submit, runtime, estimate = int(f[0]), _real(f[1]), _real(f[3]), _real(f[8])
-    procs = int(f[4])
-    if procs <= 0:
-        procs = int(f[7])
-    if submit < 0:
-        return f"submit time unknown (field 2 is {f[1]})"
-    if runtime < 0:
-        return f"run time unknown (field 4 is {f[3]})"
-    if procs <= 0:
-        return f"processors unknown (field 5 is {f[4]}, field 8 is {f[7]})"
-    return Job(
+    return _Rows(
         id=job,
         submit=submit,
         cpus=procs,
-        estimate=estimate if estimate >= 0 else runtime,
-        runtime=runtime,
-        bench=opt.bench,
-        user=_user(f),
-        site=opt.site,
-        placement=opt.placement,
+        estimate=np.where(req_time >= 0, req_time, run),
+        runtime=run,
+        user=_user(fields),
+        bad=_first_bad(checks, n),
+        expected={
+            1: "an integer",
+            2: "a number",
+            4: "a number",
+            9: "a number",
+            5: "an integer",
+            8: "an integer",
+        },
+        unknown=unknown,
+        undefined=(submit < 0) | (run < 0) | (procs <= 0),
     )
 
 
-def _pwa_bad_field(f: list[str], opt: _Options) -> tuple[int, str] | None:
-    """Fields 1, 2, 4, 9, 5, then 8 when 5 is not positive: ids and processors integers, times numbers."""
-    checks = [(1, _JAVA_INT, "an integer")]
-    checks += [(n, _is_real, "a number") for n in (2, 4, 9)]
-    checks.append((5, _JAVA_INT, "an integer"))
-    if _JAVA_INT(f[4]) and int(f[4]) <= 0:
-        checks.append((8, _JAVA_INT, "an integer"))
-    return _first_bad(f, checks)
-
-
-_RULE_SETS = {
-    "gridsim": _RuleSet(_gridsim_job, _gridsim_bad_field),
-    "pwa": _RuleSet(_pwa_job, _pwa_bad_field),
-}
+_RULE_SETS: dict[str, Callable[[Fields, _Options], _Rows]] = {"gridsim": _gridsim, "pwa": _pwa}
 RULES = tuple(_RULE_SETS)
 
 
@@ -274,27 +253,69 @@ def read_swf(
     path: str | PathLike[str],
     *,
     rules: str = "gridsim",
+    site: str = "",
+    sites: str = "none",
+    layout: Layout = SWF,
+    **options,
+) -> SwfTrace:
+    """Read an SWF trace (plain, ``.gz`` or ``.zip``) into a jobs table.
+
+    ``rules``: ``"gridsim"`` or ``"pwa"`` (module docstring). ``site`` is
+    copied into every job; ``sites`` = ``"partition"`` or ``"queue"`` names
+    each job's site after its field 16 or 15, by the header's
+    ``Partition:``/``Queue:`` lines (:func:`site_names`) — grid logs such as
+    LCG-2005-1 name their sites so. The other options are :func:`read_trace`'s.
+    """
+    if sites not in SITES:
+        raise ValueError(f"unknown sites {sites!r}; accepted: {', '.join(map(repr, SITES))}")
+    if site and sites != "none":
+        raise ValueError(f"give either site ({site!r}) or sites ({sites!r}), not both")
+    trace = read_trace(path, layout, rules=rules, **options)
+    if site:
+        trace.set_site(site)
+    elif sites != "none":
+        number, key = _SITE_FIELD[sites]
+        numbers = trace.table.column(SWF_COLUMNS[number][0]).combine_chunks()
+        trace.set_site(site_column(numbers, site_names(trace.header, key), sites))
+    return trace
+
+
+def read_trace(
+    path: str | PathLike[str],
+    layout: Layout,
+    *,
+    rules: str = "gridsim",
     rating: float = 1.0,
     limit: int | None = None,
-    site: str = "",
     placement: str = SPREAD,
     strict: bool = False,
     runtime_field: int = 9,
+    estimate: str = "requested",
+    cancelled: str = "keep",
+    failed: str = "keep",
+    start: float | None = None,
+    end: float | None = None,
+    interarrival_scale: float = 1.0,
 ) -> SwfTrace:
-    """Read an SWF trace (plain, ``.gz`` or ``.zip``) into jobs.
+    """The reader loop every one-job-per-line format shares: blocks of fields -> rules -> jobs table.
 
-    ``rules``: ``"gridsim"`` or ``"pwa"`` (module docstring). ``rating``: MIPS
-    of the reference machine; a job's length in MI is its run time x
-    ``rating``, as GridSim computes it. ``limit``: stop after that many jobs.
-    ``site`` and ``placement`` are copied into every job. ``strict``: an
-    unreadable number in a field the rules read raises :class:`TraceError`
-    instead of skipping the line. ``runtime_field`` (gridsim rules): 9 reads the
-    requested time with field 4 as fallback (GridSim's Workload), 4 reads the
-    run time (gridsim.parallel's reader can be configured so). Job ids must be unique (the emulator keys on
+    ``rating``: MIPS of the reference machine; a job's length in MI is its run
+    time x ``rating``, as GridSim computes it. ``placement`` is copied into
+    every job. ``strict``: an unreadable number in a field the rules read
+    raises :class:`TraceError` instead of skipping the line. ``runtime_field``
+    (gridsim rules): 9 reads the requested time with field 4 as fallback
+    (GridSim's Workload), 4 reads the run time (gridsim.parallel's reader can
+    be configured so). ``estimate``: what schedulers see, the ``"requested"``
+    time (the rules' reading) or the actual ``"runtime"``. ``cancelled`` /
+    ``failed``: ``"keep"`` or ``"drop"`` jobs of status 5 / 0 (dropped ones
+    are listed as skipped). The selection (:mod:`workloads.transform`):
+    ``start``/``end`` keep jobs submitted in that window, ``limit`` the first
+    that many; ``interarrival_scale`` multiplies the gaps between submit times
+    (0.5 doubles the load). Job ids must be unique (the emulator keys on
     them): a repeated id raises :class:`TraceError` naming both lines.
     """
-    rule_set = _RULE_SETS.get(rules)
-    if rule_set is None:
+    make = _RULE_SETS.get(rules)
+    if make is None:
         raise ValueError(f"unknown SWF rules {rules!r}; accepted: {', '.join(map(repr, RULES))}")
     if not rating > 0:
         raise ValueError(f"rating must be > 0 MIPS, got {rating!r}")
@@ -302,79 +323,151 @@ def read_swf(
         raise ValueError(f"limit must be >= 0 or None, got {limit!r}")
     if placement not in PLACEMENTS:
         raise ValueError(f"unknown placement {placement!r}; accepted: {', '.join(map(repr, PLACEMENTS))}")
-    name = str(path)
-    trace = SwfTrace(jobs=[], header={}, skipped=[], path=name)
-    jobs, skipped, seen = trace.jobs, trace.skipped, trace.job_lines
-    header: dict[str, str] | None = trace.header  # None once the first data line is seen
-    last_key = ""  # header key a keyless comment line continues
-    make, bad_field = rule_set.job, rule_set.bad_field
     if runtime_field not in (4, 9):
         raise ValueError(f"runtime_field must be 4 or 9, got {runtime_field!r}")
-    options = _Options(float(rating), site, placement, runtime_field)
-    if limit == 0:
-        return trace
-    with _open_text(Path(path)) as lines:
-        for number, line in enumerate(lines, 1):
-            f = line.split()
-            if not f:
-                continue
-            if f[0][0] == ";":
-                if header is not None:
-                    last_key = _header_line(header, line.strip(), last_key)
-                continue
-            header = None
-            if len(f) < FIELDS:
-                skipped.append(SkippedLine(number, f"{len(f)} fields, expected {FIELDS}"))
-                continue
-            try:
-                if "_" in line:  # int() and float() accept "1_000": let bad_field decide
-                    raise ValueError
-                job = make(f, options)
-            except ValueError:
-                bad = bad_field(f, options)
-                if bad is None:  # "_" only in fields the rules do not read
-                    job = make(f, options)
-                else:
-                    n, expected = bad
-                    what = f"field {n} ({FIELD_NAMES[n]}) is {f[n - 1]!r}"
-                    if strict:
-                        raise TraceError(name, number, what, expected) from None
-                    skipped.append(SkippedLine(number, f"{what}, not {expected}"))
-                    continue
-            if isinstance(job, str):
-                skipped.append(SkippedLine(number, job))
-                continue
-            if job.id in seen:
-                raise TraceError(
-                    name,
-                    number,
-                    f"job number {job.id} already used at line {seen[job.id]}",
-                    "unique job numbers",
-                )
-            seen[job.id] = number
-            jobs.append(job)
-            if len(jobs) == limit:
+    transform.check_options(estimate=estimate, cancelled=cancelled, failed=failed, scale=interarrival_scale)
+    name = str(path)
+    options = _Options(float(rating), runtime_field)
+    status_drop = transform.dropped_statuses(cancelled, failed)
+    parts: list[dict] = []
+    skipped: list[SkippedLine] = []
+    kept = 0
+    with open_binary(path) as stream:
+        trace_scan = scan(stream, fields=layout.fields, width=layout.width, comment=layout.comment)
+        for block in trace_scan.blocks if limit != 0 else ():
+            part, block_skipped, done = _block(
+                block, make(block, options), layout, name, strict, status_drop, (start, end, limit), kept
+            )
+            parts.append(part)
+            skipped += block_skipped
+            kept += len(part["lines"])
+            if done:
                 break
-    return trace
+        header = parse_header(trace_scan.header)
+    columns = _concatenate(parts, layout)
+    _check_unique(columns["id"], columns["lines"], name)
+    table = job_table(
+        columns["id"],
+        transform.scale_interarrival(columns["submit"], interarrival_scale),
+        columns["cpus"],
+        columns["runtime"] if estimate == "runtime" else columns["estimate"],
+        columns["runtime"],
+        bench=float(rating),
+        in_bytes=GRIDSIM_FILE_SIZE if rules == "gridsim" else 0.0,
+        user=columns["user"],
+        placement=placement,
+        trace=columns["trace"],
+    )
+    return SwfTrace(table, header, skipped, name, columns["lines"], columns["out"])
 
 
-def _header_line(header: dict[str, str], text: str, last_key: str) -> str:
-    """Add one header comment to ``header``; returns the key a following keyless line continues.
+def _block(
+    fields: Fields,
+    rows: _Rows,
+    layout: Layout,
+    name: str,
+    strict: bool,
+    status_drop: tuple[int, ...],
+    selection: tuple[float | None, float | None, int | None],
+    kept_before: int,
+) -> tuple[dict, list[SkippedLine], bool]:
+    """One block's jobs (columns) and skipped lines; ``done`` once ``limit`` jobs are kept."""
+    start, end, limit = selection
+    numbers = {
+        key: (ints if kind == pa.int64() else reals)(fields.column(n))
+        for n, (key, kind) in layout.numbers.items()
+    }
+    status, status_ok = numbers[SWF_COLUMNS[11][0]]
+    job = (rows.bad == 0) & ~rows.undefined
+    dropped = np.zeros(len(fields), bool)
+    if status_drop:
+        dropped = job & status_ok & np.isin(status, status_drop)
+        job &= ~dropped
+    chosen = job & transform.window_mask(rows.submit, start, end)
+    cutoff, done = np.inf, False
+    if limit is not None:
+        positions = np.flatnonzero(chosen)
+        room = limit - kept_before
+        if positions.size >= room:
+            done = True
+            cutoff = fields.lines[positions[room - 1]]
+            chosen[positions[room - 1] + 1 :] = False
+    before = fields.lines <= cutoff
+    bad = np.flatnonzero((rows.bad > 0) & before)
+    if strict and bad.size:
+        what, expected = _bad_field(fields, rows, int(bad[0]))
+        raise TraceError(name, int(fields.lines[bad[0]]), what, expected) from None
+    skipped = [
+        SkippedLine(int(line), f"{count} fields, expected {layout.fields}")
+        for line, count in zip(fields.short_lines, fields.short_counts, strict=True)
+        if line <= cutoff
+    ]
+    for i in bad.tolist():
+        what, expected = _bad_field(fields, rows, i)
+        skipped.append(SkippedLine(int(fields.lines[i]), f"{what}, not {expected}"))
+    undefined = np.flatnonzero((rows.bad == 0) & rows.undefined & before)
+    for i, reason in zip(undefined.tolist(), rows.unknown(fields, undefined), strict=True):
+        skipped.append(SkippedLine(int(fields.lines[i]), reason))
+    for i in np.flatnonzero(dropped & before).tolist():
+        skipped.append(SkippedLine(int(fields.lines[i]), transform.status_reason(int(status[i]))))
+    skipped.sort(key=lambda s: s.line)
+    keep = pa.array(chosen)
+    part = {
+        "lines": fields.lines[chosen],
+        "id": rows.id[chosen],
+        "submit": rows.submit[chosen],
+        "cpus": rows.cpus[chosen],
+        "estimate": rows.estimate[chosen],
+        "runtime": rows.runtime[chosen],
+        "user": rows.user[chosen],
+        "numbers": {key: (values[chosen], valid[chosen]) for key, (values, valid) in numbers.items()},
+        "texts": {key: fields.column(n).filter(keep) for n, key in layout.texts.items()},
+        "out": int(np.count_nonzero(job & before & ~chosen)),
+    }
+    return part, skipped, done
 
-    PWA headers repeat keys (Note, Queue, Partition) and wrap long values onto
-    keyless comment lines: both are kept, joined by newlines. A bare ``;`` ends
-    a value.
-    """
-    match = _HEADER.match(text)
-    if match:
-        key, value = match.groups()
-        if key not in header:
-            header[key] = value
-        elif value not in header[key].split("\n"):
-            header[key] += "\n" + value
-        return key
-    rest = text[1:].strip()
-    if rest and last_key:
-        header[last_key] += "\n" + rest
-        return last_key
-    return ""
+
+def _bad_field(fields: Fields, rows: _Rows, i: int) -> tuple[str, str]:
+    number = int(rows.bad[i])
+    return f"field {number} ({FIELD_NAMES[number]}) is {fields.text(i, number)!r}", rows.expected[number]
+
+
+_MODEL = {"lines": np.int64, "id": np.int64, "submit": float, "cpus": np.int64, "estimate": float}
+_MODEL |= {"runtime": float, "user": np.int64}
+
+
+def _concatenate(parts: list[dict], layout: Layout) -> dict:
+    """The blocks' columns joined: model columns as numpy arrays, trace columns as Arrow arrays."""
+    columns: dict = {
+        key: np.concatenate([p[key] for p in parts] or [np.zeros(0, t)]) for key, t in _MODEL.items()
+    }
+    trace: dict[str, pa.Array] = {}
+    for key, kind in layout.numbers.values():
+        values = np.concatenate([p["numbers"][key][0] for p in parts] or [np.zeros(0)])
+        valid = np.concatenate([p["numbers"][key][1] for p in parts] or [np.zeros(0, bool)])
+        trace[key] = pa.array(
+            values.astype(kind.to_pandas_dtype()), type=kind, mask=None if valid.all() else ~valid
+        )
+    for key in layout.texts.values():
+        chunks = [c for p in parts for c in p["texts"][key].chunks]
+        trace[key] = pa.concat_arrays(chunks) if chunks else pa.array([], pa.string())
+    columns["trace"] = trace
+    columns["out"] = sum(p["out"] for p in parts)
+    return columns
+
+
+def _check_unique(ids: np.ndarray, lines: np.ndarray, name: str) -> None:
+    """Job ids key everything in the emulator: the first repeated one names both its lines."""
+    if ids.size < 2:
+        return
+    order = np.argsort(ids, kind="stable")
+    repeated = np.flatnonzero(ids[order][1:] == ids[order][:-1])
+    if repeated.size == 0:
+        return
+    # the repeat that comes first in the file, and the first line holding its id
+    later = order[repeated + 1]
+    i = int(later[np.argmin(lines[later])])
+    first = int(lines[np.flatnonzero(ids == ids[i])[0]])
+    raise TraceError(
+        name, int(lines[i]), f"job number {int(ids[i])} already used at line {first}", "unique job numbers"
+    )

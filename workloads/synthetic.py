@@ -4,7 +4,9 @@ Exponential inter-arrival times; estimates, CPUs and benchmarks uniform in
 ranges; actual runtime = estimate x a uniform factor (traces show estimates
 that are rarely exact); a share of jobs needs licenses, a share has deadlines
 ``submit + estimate + margin``. Every draw comes from the generator passed in,
-so the stream is a function of the scenario seed alone.
+so the stream is a function of the scenario seed alone. The two-level and CS
+2.0 experiments use this job model with their own ranges
+(:mod:`workloads.generators`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from emulator.model import PLACEMENTS, USER_CLASSES, Job
+
+from .table import job_table, to_jobs
+
+LICENSE_ROWS = 1 << 16
+"""Jobs whose license draws are sorted at once (bounds memory for million-job streams)."""
 
 
 @dataclass(frozen=True)
@@ -39,8 +47,8 @@ class SyntheticSpec:
     checkpointable_share: float = 0.0
 
 
-def generate(spec: SyntheticSpec, rng: np.random.Generator, license_names: list[str]) -> list[Job]:
-    """Draw ``spec.jobs`` jobs; ``license_names`` are the license types jobs may ask for."""
+def columns(spec: SyntheticSpec, rng: np.random.Generator, license_names: list[str]) -> pa.Table:
+    """Draw ``spec.jobs`` jobs as a jobs table; ``license_names`` are the license types jobs may ask for."""
     if spec.placement not in PLACEMENTS:
         raise ValueError(f"placement {spec.placement!r}: expected one of {PLACEMENTS}")
     n = spec.jobs
@@ -59,40 +67,61 @@ def generate(spec: SyntheticSpec, rng: np.random.Generator, license_names: list[
     weights = np.asarray(spec.user_classes, dtype=float)
     user_class = rng.choice(len(USER_CLASSES), n, p=weights / weights.sum())
     checkpointable = rng.random(n) < spec.checkpointable_share
-    licenses = _licenses(spec, rng, license_names, n)
-    return [
-        Job(
-            id=i + 1,
-            submit=float(submit[i]),
-            cpus=int(cpus[i]),
-            estimate=float(estimate[i]),
-            runtime=float(runtime[i]),
-            bench=float(bench[i]),
-            licenses=licenses[i],
-            deadline=float(deadline[i]),
-            in_bytes=float(in_bytes[i]),
-            out_bytes=float(out_bytes[i]),
-            user=int(user[i]),
-            user_class=USER_CLASSES[user_class[i]],
-            checkpointable=bool(checkpointable[i]),
-            placement=spec.placement,
-        )
-        for i in range(n)
-    ]
+    licenses = pick_licenses(rng, license_names, rng.random(n) < spec.license_share, spec.licenses_per_job)
+    return job_table(
+        np.arange(1, n + 1),
+        submit,
+        cpus,
+        estimate,
+        runtime,
+        bench=bench,
+        licenses=licenses,
+        deadline=deadline,
+        in_bytes=in_bytes,
+        out_bytes=out_bytes,
+        user=user,
+        user_class=labels(user_class, USER_CLASSES),
+        checkpointable=checkpointable,
+        placement=spec.placement,
+    )
 
 
-def _licenses(
-    spec: SyntheticSpec, rng: np.random.Generator, names: list[str], n: int
-) -> list[tuple[str, ...]]:
-    """Each job needing licenses asks for distinct types, sorted (so equal needs compare equal)."""
-    needs = rng.random(n) < spec.license_share
-    counts = rng.integers(spec.licenses_per_job[0], spec.licenses_per_job[1] + 1, n)
-    keys = rng.random((n, len(names))) if names else np.zeros((n, 0))
-    result: list[tuple[str, ...]] = []
-    for i in range(n):
-        if not needs[i] or not names:
-            result.append(())
-            continue
-        chosen = np.argsort(keys[i])[: min(int(counts[i]), len(names))]
-        result.append(tuple(sorted(names[k] for k in chosen)))
-    return result
+def generate(spec: SyntheticSpec, rng: np.random.Generator, license_names: list[str]) -> list[Job]:
+    """Draw ``spec.jobs`` jobs; ``license_names`` are the license types jobs may ask for."""
+    return to_jobs(columns(spec, rng, license_names))
+
+
+def labels(codes: np.ndarray, names: tuple[str, ...] | list[str]) -> pa.Array:
+    """Strings by index, built in Arrow (no Python string per row)."""
+    dictionary = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(list(names)))
+    return dictionary.cast(pa.string())
+
+
+def pick_licenses(
+    rng: np.random.Generator, names: list[str], needs: np.ndarray, per_job: tuple[int, int]
+) -> pa.Array:
+    """Each job in ``needs`` asks for ``per_job`` (uniform) distinct types, listed in name order.
+
+    Draws the count for every job, then one random key per job and license type
+    (in blocks of rows, the same numbers as one draw): a job takes the types
+    with its smallest keys. Jobs not in ``needs``, or with no types to choose
+    from, ask for none.
+    """
+    n, types = needs.size, len(names)
+    counts = rng.integers(per_job[0], per_job[1] + 1, n)
+    if not types:
+        return pa.ListArray.from_arrays(np.zeros(n + 1, np.int32), pa.array([], pa.string()))
+    take = np.where(needs, np.minimum(counts, types), 0)
+    name_rank = np.argsort(np.argsort(np.asarray(names, dtype=object)))
+    by_rank = np.argsort(name_rank)
+    chosen = []
+    for first in range(0, n, LICENSE_ROWS):
+        rows = slice(first, min(first + LICENSE_ROWS, n))
+        order = np.argsort(rng.random((rows.stop - rows.start, types)), axis=1)
+        picked = np.where(np.arange(types) < take[rows, None], name_rank[order], types)
+        picked.sort(axis=1)
+        chosen.append(picked[picked < types])
+    values = by_rank[np.concatenate(chosen)] if chosen else np.zeros(0, np.int64)
+    offsets = np.zeros(n + 1, np.int32)
+    np.cumsum(take, out=offsets[1:])
+    return pa.ListArray.from_arrays(offsets, labels(values, names))

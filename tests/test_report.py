@@ -1,0 +1,346 @@
+"""Reports: every figure's data checked against the run's Arrow tables, the page opened in headless Chromium.
+
+The browser tests use Debian's ``chromium`` (installed by ``.ci/run``) and are skipped,
+saying so, where it is missing. One small run (quickstart, 100 jobs) and one tiny sweep
+serve every test here.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from matplotlib.collections import PathCollection, PolyCollection
+from matplotlib.image import imread
+
+from emulator import load_scenario, open_sweep, run
+from emulator.cli import main
+from emulator.report import build_report, load_run, plan_report, write_report
+from emulator.report.data import categories
+from emulator.report.distributions import distributions
+from emulator.report.gantt import gantt_bars, gantt_figure, run_segments
+from emulator.report.late import outcomes
+from emulator.report.queue import queue_lengths
+from emulator.report.share import shares
+from emulator.report.sweep_plot import sweep_figure, sweep_plot
+from emulator.report.usage import cluster_usage, usage_figure
+from emulator.sweep import compare, varied_keys
+
+RUN_FIGURES = ["gantt-alpha", "gantt-beta", "gantt-gamma", "usage", "queue", "share", "distributions", "late"]
+SWEEP_FIGURES = [
+    "sweep-mean_wait",
+    "sweep-mean_bounded_slowdown",
+    "sweep-late_percent",
+    "sweep-system_usage",
+    "sweep-makespan",
+    "sweep-throughput",
+]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "run"
+    run(load_scenario("quickstart", ["workload.jobs=100"]), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def data(run_dir):
+    return load_run(run_dir)
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "sweep"
+    args = ["sweep", "quickstart", "--quiet", "--out", str(out), "--workers", "2"]
+    args += ["--set", "workload.jobs=30", "--vary", "workload.mean_interarrival=5,20"]
+    args += ["--vary", "meta.policy=least-load,round-robin", "--vary", "seed=1..3"]
+    assert main(args) == 0
+    return out
+
+
+# ---- figure data against the trace --------------------------------------------------------------
+
+
+def trace_runs(events: pa.Table, cluster: int, first_row: np.ndarray) -> list[tuple]:
+    """(job, CPU row, start, finish) for every CPU of every start/finish pair, by walking the rows."""
+    started, bars = {}, []
+    for e in events.to_pylist():
+        if e["cluster"] != cluster:
+            continue
+        if e["kind"] == "start":
+            started[e["job"]] = e
+        elif e["kind"] == "finish":
+            s = started.pop(e["job"])
+            bars += [
+                (e["job"], first_row[m] + p, s["time"], e["time"])
+                for m, p in zip(s["machines"], s["pes"], strict=True)
+            ]
+    assert not started
+    return sorted(bars)
+
+
+def test_gantt_bars_equal_the_trace_start_finish_pairs(data):
+    for index, shape in enumerate(data.clusters):
+        g = gantt_bars(data, shape.name)
+        drawn = sorted(zip(g.job.tolist(), g.row.tolist(), g.start.tolist(), g.end.tolist(), strict=True))
+        assert drawn == trace_runs(data.events, index, shape.first_row)
+        assert g.cpus_per_row == 1 and g.rows == shape.cpus and g.note == ""
+        # ... and the figure draws exactly those bars
+        (bars,) = [c for c in gantt_figure(g).axes[0].collections if isinstance(c, PolyCollection)]
+        x = np.array([path.vertices[:4, 0] for path in bars.get_paths()])
+        assert np.array_equal(x.min(axis=1), g.start) and np.array_equal(x.max(axis=1), g.end)
+
+
+def levels_after_each_time(rows: list[tuple[float, int]]) -> dict[float, int]:
+    level, after = 0, {}
+    for time, delta in rows:
+        level += delta
+        after[time] = level
+    return after
+
+
+def level_at(levels: dict[float, int], t: float) -> int:
+    """The level of a step series at time ``t`` (0 before its first step)."""
+    return max(((s, v) for s, v in levels.items() if s <= t), default=(0.0, 0))[1]
+
+
+def test_usage_series_follow_the_events(data):
+    licenses = {j["id"]: len(j["licenses"]) for j in data.jobs.select(["id", "licenses"]).to_pylist()}
+    figure = usage_figure(cluster_usage(data))
+    for index, usage in enumerate(cluster_usage(data)):
+        cpu_rows, license_rows = [], []
+        for e in data.events.to_pylist():
+            if e["cluster"] == index and e["kind"] in ("start", "finish"):
+                sign = 1 if e["kind"] == "start" else -1
+                cpu_rows.append((e["time"], sign * e["cpus"]))
+                license_rows.append((e["time"], sign * licenses[e["job"]]))
+        for series, rows in (("cpus_used", cpu_rows), ("licenses_used", license_rows)):
+            expected = levels_after_each_time(rows)
+            drawn = dict(zip(usage.time.tolist(), usage.levels[series].tolist(), strict=True))
+            assert set(expected) <= set(drawn)
+            assert drawn == {t: level_at(expected, t) for t in drawn}
+        line = figure.axes[2 * index].lines[0]  # the cluster's CPU panel: "used" first
+        assert np.array_equal(line.get_xdata(), usage.time)
+        assert np.array_equal(line.get_ydata(), usage.levels["cpus_used"])
+        assert usage.levels["cpus_used"].max() <= usage.cpus
+
+
+def test_queue_lengths_follow_the_events(data):
+    for index, queue in enumerate(queue_lengths(data)):
+        rows = [
+            (e["time"], 1 if e["kind"] == "arrive" else -1)
+            for e in data.events.to_pylist()
+            if e["cluster"] == index and e["kind"] in ("arrive", "start")
+        ]
+        assert dict(zip(queue.time.tolist(), queue.length.tolist(), strict=True)) == levels_after_each_time(
+            rows
+        )
+        assert queue.length.min() >= 0 and queue.length[-1] == 0
+
+
+def test_shares_late_jobs_and_distributions_agree_with_the_summary(data):
+    per_cluster = data.summary["clusters"]
+    names = [c.name for c in data.clusters]
+    assert np.allclose(shares(data).workload, [per_cluster[n]["workload_share"] for n in names])
+    late = outcomes(data)
+    assert late.clusters == names and late.counts.sum() == data.jobs.num_rows
+    assert late.counts[:, 0].tolist() == [per_cluster[n]["late_jobs"] for n in names]
+    percent = [per_cluster[n]["late_percent"] for n in names]
+    assert np.allclose(late.late_percent(), [np.nan if p is None else p for p in percent], equal_nan=True)
+    d = distributions(data)
+    for name, metrics in [*per_cluster.items(), ("grid", data.summary["grid"])]:
+        assert len(d.wait[name]) == metrics["jobs_finished"]
+        assert np.isclose(d.wait[name].mean(), metrics["mean_wait"])
+        assert np.isclose(d.wait[name].max(), metrics["max_wait"])
+        assert np.isclose(d.bounded_slowdown[name].mean(), metrics["mean_bounded_slowdown"])
+        assert np.all(np.diff(d.wait[name]) >= 0)
+
+
+def test_large_clusters_are_grouped_and_sampled_and_the_page_says_so(data, run_dir, monkeypatch):
+    g = gantt_bars(data, "alpha", max_rows=16, max_bars=60)
+    assert (g.cpus_per_row, g.rows) == (16, 16) and len(g.job) <= 60
+    assert "256 CPUs drawn as rows of 16 neighbouring CPUs" in g.note and "random sample" in g.note
+    full = gantt_bars(data, "alpha", max_rows=16, max_bars=10**9)
+    assert set(zip(g.job, g.row, strict=True)) <= set(zip(full.job, full.row, strict=True))
+    assert len(set(zip(full.job, full.row, strict=True))) == len(full.job)  # one bar per run and row group
+    assert full.row.max() < 16
+    monkeypatch.setattr("emulator.report.gantt.MAX_ROWS", 16)
+    html = build_report(run_dir).html
+    assert "256 CPUs drawn as rows of 16 neighbouring CPUs" in html
+
+
+def test_preemptions_are_marked_and_resumed_runs_drawn(data):
+    """A hand-made trace: job 1 starts on machine 0, is preempted, resumes on machine 1, finishes."""
+    rows = [
+        (0.0, "arrive", 1, [], []),
+        (0.0, "start", 1, [0, 0], [0, 1]),
+        (5.0, "preempt", 1, [0, 0], [0, 1]),
+        (7.0, "resume", 1, [1], [2]),
+        (9.0, "finish", 1, [1], [2]),
+    ]
+    events = pa.table(
+        {
+            "time": [r[0] for r in rows],
+            "kind": pa.array([r[1] for r in rows]).dictionary_encode(),
+            "job": [r[2] for r in rows],
+            "cluster": pa.array([0] * len(rows), pa.int32()),
+            "machines": pa.array([r[3] for r in rows], pa.list_(pa.int32())),
+            "pes": pa.array([r[4] for r in rows], pa.list_(pa.int32())),
+        }
+    )
+    opening, end, preempted = run_segments(events, 0)
+    assert opening.column("time").to_pylist() == [0.0, 7.0]
+    assert end.tolist() == [5.0, 9.0] and preempted.tolist() == [True, False]
+    assert data.jobs.column("id")[0].as_py() == 1
+    g = gantt_bars(replace(data, jobs=data.jobs.slice(0, 1), events=events), 0)
+    assert sorted(
+        zip(g.row.tolist(), g.start.tolist(), g.end.tolist(), g.preempted.tolist(), strict=True)
+    ) == [
+        (0, 0.0, 5.0, True),
+        (1, 0.0, 5.0, True),
+        (8 + 2, 7.0, 9.0, False),  # machine 1 starts at row 8 (alpha's machines have 8 CPUs)
+    ]
+    ax = gantt_figure(g).axes[0]
+    crosses = [c for c in ax.collections if isinstance(c, PathCollection)]
+    assert len(crosses) == 1 and sorted(crosses[0].get_offsets().tolist()) == [[5.0, 0.0], [5.0, 1.0]]
+    assert "preempted" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+@pytest.mark.parametrize(
+    ("classes", "color_by", "labels", "codes"),
+    [
+        (["gold", "regular", "gold"], "auto", ["regular", "gold"], [1, 0, 1]),  # the model's order
+        (["gold", "regular", "gold"], "late", ["late", "on time", "no deadline", "rejected"], [0, 1, 3]),
+        (["regular"] * 3, "auto", ["late", "on time", "no deadline", "rejected"], [0, 1, 3]),
+        (["x", "regular", "b"], "class", ["regular", "b", "x"], [2, 0, 1]),
+    ],
+)
+def test_jobs_are_coloured_by_class_or_deadline_outcome(classes, color_by, labels, codes):
+    jobs = pa.table(
+        {
+            "user_class": classes,
+            "finish": [10.0, 5.0, None],  # late, on time, never ran
+            "deadline": [8.0, 6.0, 1.0],
+        }
+    )
+    found, names = categories(jobs, color_by)
+    assert (names, found.tolist()) == (labels, codes)
+
+
+# ---- the CLI and the page -----------------------------------------------------------------------
+
+
+def embedded(html: str) -> dict[str, bytes]:
+    """Each figure's PNG as the page inlines it, by figure name."""
+    found = re.findall(r'data-figure="([^"]+)">.*?src="data:image/png;base64,([^"]+)"', html)
+    return {name: base64.b64decode(data) for name, data in found}
+
+
+def test_report_command_writes_the_page_and_the_same_pngs(run_dir, tmp_path, capsys):
+    out, pngs = tmp_path / "r.html", tmp_path / "png"
+    assert main(["report", str(run_dir), "-o", str(out), "--png", str(pngs), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "grid" in printed and "100 jobs: 100 finished" in printed
+    assert f"report: {out} (8 figures" in printed and "8 PNG files" in printed
+    figures = embedded(out.read_text())
+    assert list(figures) == RUN_FIGURES
+    assert {p.stem: p.read_bytes() for p in pngs.iterdir()} == figures
+    assert all(png.startswith(b"\x89PNG") for png in figures.values())
+    assert "http://" not in out.read_text() and "https://" not in out.read_text()  # nothing to fetch
+
+
+def test_report_of_something_else_is_one_clear_line(tmp_path, capsys):
+    assert main(["report", str(tmp_path), "--quiet"]) == 2
+    assert "neither a run directory" in capsys.readouterr().err
+
+
+def test_sweep_report_has_confidence_bands(sweep_dir, capsys):
+    assert main(["report", str(sweep_dir), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "meta.policy" in printed and f"report: {sweep_dir / 'report.html'} (6 figures" in printed
+    html = (sweep_dir / "report.html").read_text()
+    assert list(embedded(html)) == SWEEP_FIGURES and "all 12 points" in html
+    rows = open_sweep(sweep_dir).table
+    keys = varied_keys(rows)
+    groups = {(g["meta.policy"], g["workload.mean_interarrival"]): g for g in compare(rows, keys)}
+    plot = sweep_plot(rows, keys, "mean_wait")
+    assert plot.x_key == "workload.mean_interarrival"
+    assert sorted(b.label for b in plot.bands) == ["meta.policy=least-load", "meta.policy=round-robin"]
+    ax = sweep_figure(plot).axes[0]
+    polys = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(polys) == 2  # one band per policy
+    for band, poly in zip(plot.bands, polys, strict=True):
+        policy = band.label.split("=", 1)[1]
+        vertices = poly.get_paths()[0].vertices
+        for x, mean, half, runs in zip(band.x, band.mean, band.half, band.runs, strict=True):
+            expected_mean, expected_half = groups[(policy, x)]["mean_wait"]
+            assert runs == 3 and np.isclose(mean, expected_mean) and np.isclose(half, expected_half)
+            at_x = vertices[np.isclose(vertices[:, 0], x), 1]
+            assert half > 0 and np.isclose(at_x.min(), mean - half) and np.isclose(at_x.max(), mean + half)
+
+
+# ---- a real browser -----------------------------------------------------------------------------
+
+CHROMIUM = os.environ.get("GRIDEMU_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="chromium not found (Debian package 'chromium', installed by .ci/run; or set GRIDEMU_CHROMIUM): "
+    "the report was not opened in a browser",
+)
+
+
+def chromium(tmp_path, url: str, *args: str) -> subprocess.CompletedProcess:
+    profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
+    command = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",
+        "--v=0",
+        *args,
+        url,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, timeout=90, check=True)
+
+
+@needs_chromium
+@pytest.mark.parametrize("which", ["run", "sweep"])
+def test_the_report_opens_in_headless_chromium(which, run_dir, sweep_dir, tmp_path):
+    source, names = (run_dir, RUN_FIGURES) if which == "run" else (sweep_dir, SWEEP_FIGURES)
+    page = tmp_path / "report.html"
+    write_report(build_report(source), page)
+    loaded = chromium(tmp_path, page.as_uri(), "--dump-dom")
+    console = [line for line in loaded.stderr.splitlines() if ":CONSOLE" in line]
+    assert console == [], "the page logged to the console (errors, blocked fetches)"
+    assert f'data-figures="{len(names)}"' in loaded.stdout
+    assert f'data-figures-decoded="{len(names)}"' in loaded.stdout  # the browser decoded every image
+    assert [n for n in names if f'id="fig-{n}"' in loaded.stdout] == names
+    shot = tmp_path / "shot.png"
+    chromium(tmp_path, page.as_uri(), f"--screenshot={shot}", "--window-size=1280,2400", "--hide-scrollbars")
+    pixels = imread(shot)[..., :3]
+    ink = np.any(pixels < 0.9, axis=-1).mean()  # share of pixels that are not (near) white
+    assert pixels.std() > 0.05 and ink > 0.02, (
+        f"screenshot looks blank (std {pixels.std():.3f}, ink {ink:.3f})"
+    )
+    colours = {tuple(c) for c in (pixels[::7, ::7] * 255).round().astype(int).reshape(-1, 3).tolist()}
+    assert len(colours) > 20  # figures in colour, not a flat page
+
+
+def test_plans_list_every_figure(run_dir, sweep_dir):
+    assert [f.name for f in plan_report(run_dir).figures] == RUN_FIGURES
+    assert [f.name for f in plan_report(sweep_dir).figures] == SWEEP_FIGURES

@@ -1,0 +1,224 @@
+"""The ``[workload]`` and ``[platform]`` tables of a scenario file: which source, with which options.
+
+:mod:`emulator.scenario` validates the rest of a scenario and calls
+:func:`workload_table` and :func:`platform_clusters`; both read their keys
+through :class:`emulator.config.Table`, so every error names the file, the
+key, the value and what was expected, and the effective configuration
+records every option with its default.
+
+Workload sources: ``synthetic`` and the papers' generators (``two-level``,
+``cs2``, ``mcrs``, ``muscle``: every parameter a key), traces (``swf``,
+``gwf``, ``alea``) and ``arrow`` (a jobs table: a run's ``jobs.arrow``
+or a converted trace). Platform sources: the generators, and ``swf`` (the
+header, or one cluster per site), ``gwf`` (one cluster per site) and
+``alea`` (a ``.machines`` file).
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from emulator.config import ScenarioError, Table
+from emulator.model import PLACEMENTS, Platform
+
+from . import transform
+from .generators import PLATFORMS, WORKLOADS
+
+__all__ = ["PLATFORM_SOURCES", "TRACE_SOURCES", "platform_clusters", "workload_table"]
+
+TRACE_SOURCES = ("swf", "gwf", "alea", "arrow")
+PLATFORM_SOURCES = ("swf", "gwf", "alea", *PLATFORMS)
+
+
+def workload_table(
+    t: Table, source: str, platform: Platform, rng: np.random.Generator, base: Path, site: str
+) -> tuple[pa.Table, list[str]]:
+    """The jobs table of ``[workload]`` (``source`` already read) and the trace lines it skipped."""
+    if source in WORKLOADS:
+        generator = WORKLOADS[source]
+        spec = read_spec(t, generator.defaults)
+        try:
+            return generator.draw(spec, rng, platform), []
+        except ValueError as err:
+            raise ScenarioError(f"{t.source}: [{t.path}] source {source!r}: {err}") from None
+    path = _path(t, base)
+    options = _selection(t)
+    try:
+        if source == "arrow":
+            return _arrow(t, path, options), []
+        trace = _trace(t, source, path, platform, site, options)
+    except (OSError, ValueError) as err:  # TraceError is a ValueError
+        raise ScenarioError(f"{t.source}: key '{t.key('path')}': {err}") from None
+    return trace.table, [f"{path.name}, line {s.line}: {s.reason}" for s in trace.skipped]
+
+
+def _path(t: Table, base: Path) -> Path:
+    path = Path(t.get("path", str))
+    return path if path.is_absolute() else base / path
+
+
+def _selection(t: Table) -> dict[str, Any]:
+    """The options every trace source shares (:mod:`workloads.transform`)."""
+    options: dict[str, Any] = {
+        "limit": t.number("limit", 0, low=0, integer=True) or None,
+        "interarrival_scale": t.number("interarrival_scale", 1.0, low=0.0, strict_low=True),
+        "estimate": t.choice("estimate", transform.ESTIMATES, "requested"),
+    }
+    for bound in ("start", "end"):
+        if t.has(bound):
+            options[bound] = t.number(bound)
+    return options
+
+
+def _trace(t: Table, source: str, path: Path, platform: Platform, site: str, options: dict):
+    from .alea import ALEA_PLACEMENTS, ALEA_SITES, read_alea
+    from .gwf import GWF_SITES, read_gwf
+    from .swf import RULES, SITES, read_swf
+
+    options |= {
+        "rating": t.number("rating", 1.0, low=0.0, strict_low=True),
+        "strict": t.get("strict", bool, False),
+        "cancelled": t.choice("cancelled", transform.KEEP_DROP, "keep"),
+        "failed": t.choice("failed", transform.KEEP_DROP, "keep"),
+    }
+    if source == "swf":
+        options |= {
+            "rules": t.choice("rules", RULES, "gridsim"),
+            "placement": t.choice("placement", PLACEMENTS, "spread"),
+            "sites": t.choice("sites", SITES, "none"),
+            "runtime_field": t.get(
+                "runtime_field",
+                int,
+                9,
+                check=lambda v: v in (4, 9),
+                expected="4 or 9 (gridsim rules' run time field)",
+            ),
+        }
+        return read_swf(path, site=site, **options)
+    if source == "gwf":
+        options |= {"placement": t.choice("placement", PLACEMENTS, "spread")}
+        sites = t.choice("sites", tuple(GWF_SITES), "none" if site else "origin")
+        return read_gwf(path, site=site, sites=sites, **options)
+    options |= {
+        "rules": t.choice("rules", RULES, "pwa"),
+        "placement": t.choice("placement", ALEA_PLACEMENTS, "request"),
+        "sites": t.choice("sites", ALEA_SITES, "request"),
+    }
+    trace = read_alea(path, clusters=[c.name for c in platform.clusters], **options)
+    if site:
+        trace.set_site(site)
+    return trace
+
+
+def _arrow(t: Table, path: Path, options: dict) -> pa.Table:
+    """A jobs table's inputs and trace columns (a run's outcome columns are left behind)."""
+    from .table import JOB_INPUTS, read_arrow, trace_columns
+
+    table = read_arrow(path)
+    missing = [name for name in JOB_INPUTS.names if name not in table.column_names]
+    if missing:
+        raise ValueError(f"{path} is not a jobs table: no column {', '.join(missing)}")
+    table = table.select([*JOB_INPUTS.names, *trace_columns(table)])
+    table, _ = transform.apply(table, **options)
+    return table
+
+
+# --- platforms ---------------------------------------------------------------------------------
+
+
+def platform_clusters(t: Table, base: Path, rng: np.random.Generator) -> list[dict]:
+    """The ``[[clusters]]`` tables ``[platform]`` describes (a generator's, or a trace's machines)."""
+    from .alea import read_machines
+    from .columns import read_header_text
+    from .platforms import from_machines, from_sites, from_swf_header, trace_name
+    from .swf import SITES, parse_header, read_swf
+
+    source = t.choice("source", PLATFORM_SOURCES)
+    if source in PLATFORMS:
+        generator = PLATFORMS[source]
+        spec = read_spec(t, generator.defaults)
+        try:
+            return generator.draw(spec, rng)
+        except ValueError as err:
+            raise ScenarioError(f"{t.source}: [{t.path}] source {source!r}: {err}") from None
+    path = _path(t, base)
+    sites = {"swf": SITES, "gwf": ("origin", "last-run")}.get(source)
+    site_field = t.choice("sites", sites, sites[0]) if sites else "none"
+    name = t.get("name", str, trace_name(str(path))) if source == "swf" and site_field == "none" else ""
+    link = {
+        "mips": t.number("mips", 1.0, low=0.0, strict_low=True),
+        "latency": t.number("latency", 1.0, low=0.0, strict_low=True),
+        "bandwidth": t.number("bandwidth", math.inf, low=0.0, strict_low=True),
+    }
+    try:
+        if source == "alea":
+            return from_machines(read_machines(path), **link)
+        if source == "swf" and site_field == "none":
+            return from_swf_header(parse_header(read_header_text(path)), name, **link)
+        if source == "swf":
+            return from_sites(read_swf(path, rules="pwa", sites=site_field).table, **link)
+        from .gwf import read_gwf
+
+        return from_sites(read_gwf(path, sites=site_field).table, **link)
+    except (OSError, ValueError) as err:
+        raise ScenarioError(f"{t.source}: key '{t.key('path')}': {err}") from None
+
+
+# --- generator parameters ----------------------------------------------------------------------
+
+
+def read_spec(t: Table, defaults: Any) -> Any:
+    """A generator's parameters: a key per dataclass field, typed by its annotation, ``defaults`` filled in.
+
+    ``tuple[x, x]`` is a ``[low, high]`` range, ``tuple[x, ...]`` a non-empty
+    list, ``tuple[x, x, x]`` a list of exactly three; numbers are >= 0.
+    """
+    hints = typing.get_type_hints(type(defaults))
+    values: dict[str, Any] = {}
+    for f in fields(defaults):
+        default = getattr(defaults, f.name)
+        hint = hints[f.name]
+        args = typing.get_args(hint)
+        if typing.get_origin(hint) is tuple:
+            integer = args[0] is int
+            if len(args) == 2 and args[1] is not Ellipsis:
+                values[f.name] = t.pair(f.name, default, integer=integer)
+            else:
+                values[f.name] = _numbers(
+                    t, f.name, default, integer, None if args[-1] is Ellipsis else len(args)
+                )
+        elif f.name == "placement":
+            values[f.name] = t.choice(f.name, PLACEMENTS, default)
+        elif hint is bool:
+            values[f.name] = t.get(f.name, bool, default)
+        elif hint is str:
+            values[f.name] = t.get(f.name, str, default)
+        else:
+            values[f.name] = t.number(f.name, default, low=0, integer=hint is int)
+    return replace(defaults, **values)
+
+
+def _numbers(t: Table, name: str, default: tuple, integer: bool, length: int | None) -> tuple:
+    kind = int if integer else (int, float)
+    what = "integers" if integer else "numbers"
+    size = f"{length} " if length else "one or more "
+    value = t.get(
+        name,
+        list,
+        list(default),
+        check=lambda v: (
+            (len(v) == length if length else len(v) > 0)
+            and all(isinstance(x, kind) and not isinstance(x, bool) and x >= 0 for x in v)
+        ),
+        expected=f"a list of {size}{what} >= 0",
+    )
+    result = tuple(int(x) if integer else float(x) for x in value)
+    t.effective[name] = list(result)
+    return result
