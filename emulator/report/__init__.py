@@ -1,0 +1,28 @@
+"""Reports: figures of a run or a sweep as one self-contained HTML page, PNG files, or notebook figures.
+
+Each figure kind is a module with a data function (Arrow tables in, numpy arrays
+out, checked by the tests against the trace) and a figure function (data in,
+matplotlib Figure out). :mod:`.build` plans and draws a directory's figures,
+:mod:`.page` assembles the page.
+"""
+
+from .build import PLOTS, Plan, Report, build_report, draw_report, plan_report, write_report
+from .data import ClusterShape, RunData, load_run
+from .page import Rendered
+from .style import ReportFigure, png_bytes
+
+__all__ = [
+    "PLOTS",
+    "ClusterShape",
+    "Plan",
+    "Rendered",
+    "Report",
+    "ReportFigure",
+    "RunData",
+    "build_report",
+    "draw_report",
+    "load_run",
+    "plan_report",
+    "png_bytes",
+    "write_report",
+]

@@ -1,0 +1,63 @@
+"""Queue length over time per cluster: jobs that have arrived and are waiting for CPUs.
+
+A job joins its cluster's queue when it arrives (or is preempted) and leaves it
+when it starts (or resumes), or when the cluster rejects it after its arrival.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from matplotlib.figure import Figure
+
+from ..metrics import INT, is_in, numbers
+from .data import RunData
+from .style import new_figure, palette, steps
+
+JOIN, LEAVE = ("arrive", "preempt"), ("start", "resume")
+
+
+@dataclass(frozen=True)
+class Queue:
+    cluster: str
+    time: np.ndarray
+    length: np.ndarray
+
+
+def queue_lengths(run: RunData) -> list[Queue]:
+    """Each cluster's queue length after every distinct event time, in platform order."""
+    events = run.events
+    cluster = numbers(events, "cluster", INT)
+    kinds = events.column("kind")
+    keep = (cluster >= 0) & is_in(kinds, (*JOIN, *LEAVE, "reject"))
+    events, cluster = events.filter(pa.array(keep)), cluster[keep]
+    kinds, job = events.column("kind"), numbers(events, "job", INT)
+    at = job * (len(run.clusters) + 1) + cluster  # one key per (job, cluster)
+    arrive = is_in(kinds, ("arrive",))
+    rejected = is_in(kinds, ("reject",)) & np.isin(at, at[arrive])
+    delta = is_in(kinds, JOIN).astype(np.int64) - is_in(kinds, LEAVE) - rejected
+    time = numbers(events, "time")
+    result = []
+    for index, shape in enumerate(run.clusters):
+        on = cluster == index
+        result.append(Queue(shape.name, *steps(time[on], delta[on])))
+    return result
+
+
+def queue_figure(queues: list[Queue]) -> Figure:
+    figure = new_figure(3.6)
+    ax = figure.add_subplot()
+    for queue, colour in zip(queues, palette([q.cluster for q in queues]), strict=True):
+        ax.step(queue.time, queue.length, where="post", lw=1, color=colour, label=queue.cluster)
+    ax.set(xlabel="time (s)", ylabel="queued jobs", ylim=(0, None))
+    ax.set_title("Queue length per cluster", loc="left")
+    ax.legend(
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+        fontsize="small",
+        frameon=False,
+        ncols=1 + len(queues) // 20,
+    )
+    return figure
