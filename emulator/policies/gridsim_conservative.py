@@ -18,11 +18,10 @@ The rules of ``gridsim/parallel/scheduler/ConservativeBackfill.java``:
 from __future__ import annotations
 
 import heapq
-import math
 
 import numpy as np
 
-from .gridsim_parallel import GridSimParallel
+from .gridsim_parallel import GridSimParallel, Pass
 from .local_base import Decision
 from .registry import LOCAL
 
@@ -57,26 +56,14 @@ class GridSimConservative(GridSimParallel):
                 break
             if job.id not in started:
                 arrived.append(job)
-        free = profile.free_now(now)
-        until = None  # per PE, when it is next busy (computed when first needed)
-        failed = np.full(profile.size + 1, math.inf)  # least duration that failed with <= n PEs
+        work = Pass(profile, now)
         for job in reversed(arrived):
-            n, seconds = job.cpus, self.seconds(job)
-            if n <= free and seconds < failed[n]:
-                if until is None:
-                    until = profile.free_until(now)
-                pes = profile.lowest_free(until, n, now + seconds)
-                if pes is not None:
-                    profile.allocate(pes, now, now + seconds)
-                    until[pes] = -math.inf
-                    free -= n
-                    starts.append(self.decision(job, pes))
-                    continue
-                failed[n:] = np.minimum(failed[n:], seconds)  # within a pass PEs only get scarcer
-            start, pes = profile.earliest(n, seconds, now)
-            profile.allocate(pes, start, start + seconds)
-            if until is not None:
-                until[pes] = np.minimum(until[pes], start)
+            seconds = self.seconds(job)
+            pes = work.start_now(job.cpus, seconds)
+            if pes is not None:
+                starts.append(self.decision(job, pes))
+                continue
+            start, pes = work.book_earliest(job.cpus, seconds)
             self.booked[job.id] = (start, pes)
             self._arrivals += 1
             heapq.heappush(self._due, (start, self._arrivals, job.id))

@@ -19,12 +19,10 @@ The rules of ``gridsim/parallel/scheduler/AggressiveBackfill.java``:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..model import Job
-from .gridsim_parallel import GridSimParallel
+from .gridsim_parallel import GridSimParallel, Pass
 from .local_base import Decision
 from .registry import LOCAL
 
@@ -46,37 +44,21 @@ class GridSimEasy(GridSimParallel):
         if pivot is not None and pivot[1] <= now:
             starts.append(self.decision(pivot[0], pivot[2]))
             pivot = None
-        free = profile.free_now(now)
-        if free == 0 and pivot is not None:
+        work = Pass(profile, now)
+        if work.free == 0 and pivot is not None:
             self.pivot = pivot
             return starts  # nothing can start and the pivot is set: the pass changes nothing
-        until = None  # per PE, when it is next busy (computed when first needed)
-        failed = np.full(profile.size + 1, math.inf)  # least duration that failed with <= n PEs
         for job in view.queue.values():
             if job.id == skip:
                 continue
-            if free == 0 and pivot is not None:
+            if work.free == 0 and pivot is not None:
                 break  # no job can start any more, and the pivot is set
-            n = job.cpus
-            if n <= free:
-                seconds = self.seconds(job)
-                if seconds < failed[n]:
-                    if until is None:
-                        until = profile.free_until(now)
-                    pes = profile.lowest_free(until, n, now + seconds)
-                    if pes is not None:
-                        profile.allocate(pes, now, now + seconds)
-                        until[pes] = -math.inf
-                        free -= n
-                        starts.append(self.decision(job, pes))
-                        continue
-                    failed[n:] = np.minimum(failed[n:], seconds)  # within a pass PEs only get scarcer
-            if pivot is None:
-                seconds = self.seconds(job)
-                start, pes = profile.earliest(n, seconds, now)
-                profile.allocate(pes, start, start + seconds)
-                if until is not None:
-                    until[pes] = np.minimum(until[pes], start)
+            seconds = self.seconds(job)
+            pes = work.start_now(job.cpus, seconds)
+            if pes is not None:
+                starts.append(self.decision(job, pes))
+            elif pivot is None:
+                start, pes = work.book_earliest(job.cpus, seconds)
                 pivot = (job, start, pes)
         self.pivot = pivot
         return starts

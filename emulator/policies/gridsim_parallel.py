@@ -28,6 +28,7 @@ to hear about completions: their PEs are free from their planned end on.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import numpy as np
@@ -70,3 +71,42 @@ class GridSimParallel(LocalPolicy):
         """Start ``job`` now on the global PEs ``pes`` (ascending): its plan and the PEs named."""
         plan = tuple(Counter(self._machine[pes].tolist()).items())  # machines ascending, as the PEs
         return job, plan, tuple(self._local[pes].tolist())
+
+
+class Pass:
+    """One scheduling pass over the profile: start jobs now or book them later, PEs lowest first.
+
+    Within a pass PEs only get scarcer, so once ``n`` PEs for ``d`` seconds
+    failed, any job wanting at least ``n`` PEs for at least ``d`` fails too
+    (remembered in ``failed``); when each PE is next busy (``until``) is
+    computed once, when first needed, and kept in step with what the pass books.
+    """
+
+    def __init__(self, profile: PeProfile, now: float) -> None:
+        self.profile, self.now = profile, now
+        self.free = profile.free_now(now)
+        self.until: np.ndarray | None = None
+        self.failed = np.full(profile.size + 1, math.inf)  # least duration that failed with <= n PEs
+
+    def start_now(self, cpus: int, seconds: int) -> np.ndarray | None:
+        """The lowest PEs free for ``seconds`` from now (booked), or None."""
+        if cpus > self.free or seconds >= self.failed[cpus]:
+            return None
+        if self.until is None:
+            self.until = self.profile.free_until(self.now)
+        pes = self.profile.lowest_free(self.until, cpus, self.now + seconds)
+        if pes is None:
+            self.failed[cpus:] = np.minimum(self.failed[cpus:], seconds)
+            return None
+        self.profile.allocate(pes, self.now, self.now + seconds)
+        self.until[pes] = -math.inf
+        self.free -= cpus
+        return pes
+
+    def book_earliest(self, cpus: int, seconds: int) -> tuple[float, np.ndarray]:
+        """Reserve the earliest slot (and its lowest PEs) for ``cpus`` PEs during ``seconds``."""
+        start, pes = self.profile.earliest(cpus, seconds, self.now)
+        self.profile.allocate(pes, start, start + seconds)
+        if self.until is not None:
+            self.until[pes] = np.minimum(self.until[pes], start)
+        return start, pes
