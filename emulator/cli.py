@@ -52,9 +52,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def scenario_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options every command that loads a scenario shares: ``--seed``, ``--set``."""
-    parser.add_argument("--seed", type=int, help="override the scenario's seed")
+def scenario_arguments(parser: argparse.ArgumentParser, seed: bool = True) -> None:
+    """The options every command that loads a scenario shares: ``--seed`` (unless not wanted), ``--set``."""
+    if seed:
+        parser.add_argument("--seed", type=int, help="override the scenario's seed")
     parser.add_argument(
         "--set",
         dest="overrides",
@@ -81,9 +82,14 @@ def add_run(sub) -> None:
     run.add_argument("--out", type=Path, help="run directory (default: a new runs/<name>-seed<N>-NNN)")
     backend_arguments(run)
     scenario_arguments(run)
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
-    run.add_argument("--verbose", action="store_true", help="report barrier overhead vs partition compute")
+    display_arguments(run)
     run.set_defaults(command=_run)
+
+
+def display_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--quiet`` and ``--verbose``, for the commands that run emulations."""
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--verbose", action="store_true", help="report barrier overhead vs partition compute")
 
 
 def backend_arguments(parser: argparse.ArgumentParser) -> None:

@@ -12,6 +12,8 @@ from .config import ScenarioError
 
 
 def add_sweep(sub) -> None:
+    from .cli import scenario_arguments  # cli imports this module
+
     parser = sub.add_parser("sweep", help="run the cross product of scenario variations in parallel")
     parser.add_argument("scenario", help="a scenario file or a built-in name")
     parser.add_argument(
@@ -21,14 +23,7 @@ def add_sweep(sub) -> None:
         metavar="KEY=VALUES",
         help="values of one key: a,b,c or first..last (integers), e.g. --vary seed=1..20 (repeatable)",
     )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a scenario key in every run (repeatable)",
-    )
+    scenario_arguments(parser, seed=False)  # --set: the same in every run; seeds are varied
     parser.add_argument("--out", type=Path, help="sweep directory (default: a new runs/sweep-<name>-NNN)")
     parser.add_argument(
         "--backend",

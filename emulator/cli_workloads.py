@@ -89,7 +89,7 @@ def trace_scenario(trace: Path, machines: Path | None = None, sites: str | None 
 
 
 def add_replay(sub) -> None:
-    from .cli import backend_arguments, scenario_arguments
+    from .cli import backend_arguments, display_arguments, scenario_arguments
 
     replay = sub.add_parser(
         "replay",
@@ -104,8 +104,7 @@ def add_replay(sub) -> None:
     )
     backend_arguments(replay)
     scenario_arguments(replay)
-    replay.add_argument("--quiet", action="store_true", help="no progress bar")
-    replay.add_argument("--verbose", action="store_true", help="report barrier overhead vs partition compute")
+    display_arguments(replay)
     replay.set_defaults(command=_replay)
 
 
