@@ -33,6 +33,10 @@ class PartitionHost:
         results = self.local.advance(horizon, inboxes)
         return pack_results(results, self.local.compute_seconds)
 
+    def policy_stats(self) -> dict[int, dict[str, float]]:
+        """Scheduler cost of this host's cluster partitions (wall clock; never in the trace)."""
+        return self.local.policy_stats()
+
     def snapshot(self) -> bytes:
         """The partitions' whole state, to rebuild this host after a crash."""
         return pickle.dumps(self.local.partitions, protocol=pickle.HIGHEST_PROTOCOL)

@@ -94,6 +94,13 @@ class RayTransport:
         self._remember(calls)
         return results
 
+    def policy_stats(self) -> dict[int, dict[str, float]]:
+        """Scheduler cost of every cluster partition, gathered from the hosts."""
+        stats: dict[int, dict[str, float]] = {}
+        for part in ray.get([host.policy_stats.remote() for host in self.hosts]):
+            stats.update(part)
+        return stats
+
     def _reply(self, h: int, ref, call: bytes, horizon: float) -> bytes:
         """One host's reply after some host died: recover the dead ones."""
         try:

@@ -38,6 +38,9 @@ class Transport(Protocol):
     def advance(self, horizon: float, inboxes: dict[int, list[Message]]) -> Results:
         """Call ``advance(horizon, inbox)`` on each partition in ``inboxes``; their results by pid."""
 
+    def policy_stats(self) -> dict[int, dict[str, float]]:
+        """Scheduler cost of each cluster partition so far (``ClusterPartition.policy_stats``), by pid."""
+
 
 class InProcess:
     """Partitions as plain objects in this process."""
@@ -54,6 +57,9 @@ class InProcess:
         results = {pid: self.partitions[pid].advance(horizon, inbox) for pid, inbox in inboxes.items()}
         self.compute_seconds = time.perf_counter() - started
         return results
+
+    def policy_stats(self) -> dict[int, dict[str, float]]:
+        return {pid: p.policy_stats() for pid, p in self.partitions.items() if hasattr(p, "policy_stats")}
 
 
 @dataclass

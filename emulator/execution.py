@@ -24,7 +24,19 @@ if TYPE_CHECKING:
 class Run:
     """A started job: where it runs, how fast, and when it is expected to end."""
 
-    __slots__ = ("done", "end", "estimated_end", "job", "machines", "pes", "plan", "seq", "speed", "start")
+    __slots__ = (
+        "done",
+        "end",
+        "estimated_end",
+        "job",
+        "machines",
+        "overhead",
+        "pes",
+        "plan",
+        "seq",
+        "speed",
+        "start",
+    )
 
     def __init__(self, job: Job, start: float, plan: Plan, machines: tuple, pes: tuple, speed: float) -> None:
         self.job = job
@@ -35,16 +47,35 @@ class Run:
         self.speed = speed  # MIPS per CPU: the slowest machine used
         self.estimated_end = start + job.estimate * job.bench / speed
         self.end = math.inf  # set by the execution model when known
-        self.done = 0.0  # MI executed so far (models that track progress)
+        self.done = 0.0  # MI executed so far (models that track progress; Exact: before this start)
+        self.overhead = 0.0  # seconds after start before progress resumes (a preempted job's resume cost)
         self.seq = 0
+
+    def resumed(self, done: float, overhead: float) -> None:
+        """This run continues a preempted job that had executed ``done`` MI; it pays ``overhead`` s first."""
+        self.done = done
+        self.overhead = overhead
+        self.estimated_end = self.start + overhead + max(0.0, self.job.length - done) / self.speed
+
+    def progress(self, now: float) -> float:
+        """MI executed by ``now`` (exact model): the progress kept plus this run's, at most the length."""
+        ran = now - self.start - self.overhead
+        done = self.done + ran * self.speed if ran > 0 else self.done
+        return min(done, self.job.actual_length)
 
 
 class Exact:
     """Each job ends exactly when its actual length is executed: ``start + runtime*bench/speed``."""
 
     def started(self, part: ClusterPartition, run: Run) -> None:
-        run.end = run.start + run.job.runtime * run.job.bench / run.speed
+        # A resumed run first pays its overhead, then executes what is left (done = 0, overhead = 0
+        # for a first start: the same end, bit for bit, as start + length / speed).
+        run.end = run.start + run.overhead + (run.job.runtime * run.job.bench - run.done) / run.speed
         part.push_finish(run)
+
+    def preempted(self, part: ClusterPartition, run: Run, keep: bool) -> float:
+        """``run`` is preempted now: the MI its job keeps (all it executed, or 0 when progress is lost)."""
+        return run.progress(part.now) if keep else 0.0
 
     def arrived(self, part: ClusterPartition) -> None:
         """Nothing to update: progress is implicit in the end times."""

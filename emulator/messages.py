@@ -12,7 +12,7 @@ META = 0
 """Partition id of the meta-scheduler; cluster ``i`` (0-based) is partition ``i + 1``."""
 
 DISPATCH = 0
-"""meta -> cluster: payload ``(job tuple, priority)``."""
+"""meta -> cluster: payload ``(job tuple, priority)``; the priority the meta policy attached (0: none)."""
 STATUS = 1
 """cluster -> meta: payload a :class:`Status` tuple."""
 
@@ -31,6 +31,9 @@ class Status(NamedTuple):
 
     ``arrived``/``started``/``finished``/``rejected`` list the job ids that changed
     since the last report; ``local`` the ids that entered directly (not dispatched).
+    The backlog fields (see :class:`emulator.backlog.Backlog`) let a meta policy
+    estimate how long a new job would wait: the work queued, and the work the
+    running jobs still have by their estimates at ``time``.
     """
 
     queued: int
@@ -42,9 +45,15 @@ class Status(NamedTuple):
     finished: tuple[int, ...]
     rejected: tuple[int, ...]
     local: tuple[int, ...]
+    time: float = 0.0  # when the cluster sent the report
+    queued_cpu_work: float = 0.0  # sum of CPUs x MI over queued jobs (estimates)
+    running_work: float = 0.0  # CPU-seconds running jobs still need at `time`, by their estimated ends
+    draining_cpus: int = 0  # CPUs of the running jobs counted in running_work (not past their estimate)
 
 
-# Trace rows: (time, kind, job, cluster, cpus, machines, pes, info). Kinds >= FINISH end a job.
-SUBMIT, DISPATCHED, ARRIVE, START, FINISH, REJECT = range(6)
-EVENT_KINDS = ("submit", "dispatch", "arrive", "start", "finish", "reject")
+# Trace rows: (time, kind, job, cluster, cpus, machines, pes, info). FINISH and REJECT end a job;
+# PREEMPT (info: the kind) frees a running job's CPUs, RESUME (info: kind, overhead) takes new ones.
+# Codes are the dictionary indices of the trace's `kind` column: append, never renumber.
+SUBMIT, DISPATCHED, ARRIVE, START, FINISH, REJECT, PREEMPT, RESUME = range(8)
+EVENT_KINDS = ("submit", "dispatch", "arrive", "start", "finish", "reject", "preempt", "resume")
 NO_CPUS: tuple[int, ...] = ()

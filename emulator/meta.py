@@ -14,33 +14,77 @@ import math
 import numpy as np
 
 from .messages import DISPATCH, DISPATCHED, META, NO_CPUS, REJECT, SUBMIT, Message, Status
-from .model import Job, LinkClock, Platform
+from .model import SINGLE, Job, LinkClock, Platform
 from .policies import META as META_POLICIES
+from .policies.meta_base import HOLD
 from .policies.registry import PolicySpec
 
 _STATUS, _SUBMIT = 0, 1  # status reports at a time are applied before that time's submissions
 
 
 class MetaView:
-    """What a meta policy may read. Arrays are indexed by cluster; do not mutate them."""
+    """What a meta policy may read. Arrays are indexed by cluster; do not mutate them.
+
+    Static: ``platform``, ``cpus`` (CPUs per cluster), ``bandwidth`` (bytes/s of
+    each cluster's link). From the last :class:`Status` of each cluster (as of
+    ``report_time``): ``reported_queued``, ``running``, ``free_cpus``,
+    ``queued_work`` (MI), ``queued_cpu_work`` (CPU x MI), ``running_work``
+    (CPU-seconds left by estimate) and ``draining_cpus`` (see
+    :mod:`emulator.backlog`). Its own dispatches not yet acknowledged:
+    ``in_flight`` (job id -> CPU x MI, per cluster) and ``in_flight_work``.
+    """
 
     def __init__(self, platform: Platform, rng: np.random.Generator) -> None:
         self.platform = platform
         self.rng = rng
         self.now = 0.0
-        n = len(platform.clusters)
-        self.cluster_index = {c.name: i for i, c in enumerate(platform.clusters)}
+        clusters = platform.clusters
+        n = len(clusters)
+        self.cluster_index = {c.name: i for i, c in enumerate(clusters)}
+        self.cpus = np.array([c.cpus for c in clusters], dtype=np.int64)
+        self.bandwidth = np.array([c.link.bandwidth for c in clusters], dtype=float)
         self.reported_queued = np.zeros(n, dtype=np.int64)
         self.running = np.zeros(n, dtype=np.int64)
-        self.free_cpus = np.array([c.cpus for c in platform.clusters], dtype=np.int64)
+        self.free_cpus = self.cpus.copy()
         self.queued_work = np.zeros(n)
-        self.in_flight: list[set[int]] = [set() for _ in range(n)]
+        self.queued_cpu_work = np.zeros(n)
+        self.running_work = np.zeros(n)
+        self.draining_cpus = np.zeros(n, dtype=np.int64)
+        self.report_time = np.zeros(n)
+        self.in_flight: list[dict[int, float]] = [{} for _ in range(n)]
+        self.in_flight_work = np.zeros(n)
         self._eligible: dict[tuple, np.ndarray] = {}
+        self._speed: dict[tuple, np.ndarray] = {}
 
     @property
     def queued(self) -> np.ndarray:
         """Jobs believed queued at each cluster: last report plus dispatches not yet reported."""
         return self.reported_queued + np.array([len(s) for s in self.in_flight], dtype=np.int64)
+
+    def speed(self, job: Job) -> np.ndarray:
+        """MIPS per CPU ``job`` would run at on each cluster, as placed on the idle cluster (0: cannot).
+
+        The machines a first fit in machine order takes (what ``fcfs`` and
+        ``easy`` do); a spread job runs at the pace of the slowest of them.
+        Cached per job shape; read-only.
+        """
+        key = (job.cpus, job.placement, job.licenses)
+        speed = self._speed.get(key)
+        if speed is None:
+            speed = np.array([_idle_speed(c, job) for c in self.platform.clusters])
+            speed.flags.writeable = False
+            self._speed[key] = speed
+        return speed
+
+    def sent(self, c: int, job: Job) -> None:
+        """The partition dispatched ``job`` to cluster ``c`` (in flight until the cluster reports it)."""
+        work = job.cpus * job.length
+        self.in_flight[c][job.id] = work
+        self.in_flight_work[c] += work
+
+    def idle(self) -> bool:
+        """Nothing queued or running anywhere, as last reported, and nothing in flight."""
+        return not (self.reported_queued.any() or self.running.any() or any(self.in_flight))
 
     def eligible(self, job: Job) -> np.ndarray:
         """Clusters whose hardware and licenses can ever run ``job`` (cached per job shape)."""
@@ -57,8 +101,35 @@ class MetaView:
         self.running[c] = status.running
         self.free_cpus[c] = status.free_cpus
         self.queued_work[c] = status.queued_work
-        self.in_flight[c].difference_update(status.arrived)
-        self.in_flight[c].difference_update(status.rejected)
+        self.queued_cpu_work[c] = status.queued_cpu_work
+        self.running_work[c] = status.running_work
+        self.draining_cpus[c] = status.draining_cpus
+        self.report_time[c] = status.time
+        flying = self.in_flight[c]
+        if flying:
+            for ids in (status.arrived, status.rejected):
+                for job_id in ids:
+                    work = flying.pop(job_id, None)
+                    if work is not None:
+                        self.in_flight_work[c] -= work
+            if not flying:
+                self.in_flight_work[c] = 0.0  # no rounding residue
+
+
+def _idle_speed(cluster, job: Job) -> float:
+    """MIPS per CPU of the machines a first fit would give ``job`` on ``cluster`` when idle (0: none)."""
+    if cluster.fits(job):
+        return 0.0
+    able = [m for m in cluster.machines if m.can_run(job.licenses)]
+    if job.placement == SINGLE:
+        return next(m.mips for m in able if m.cpus >= job.cpus)
+    speeds, cpus = [], 0
+    for m in able:
+        speeds.append(m.mips)
+        cpus += m.cpus
+        if cpus >= job.cpus:
+            break
+    return min(speeds)
 
 
 class MetaPartition:
@@ -71,7 +142,7 @@ class MetaPartition:
     ):
         self.platform = platform
         self.rng = np.random.default_rng(seed_seq)
-        self.policy = META_POLICIES.create(policy, rng=self.rng)
+        self.policy = META_POLICIES.create(policy, rng=self.rng, platform=platform)
         self.view = MetaView(platform, self.rng)
         self.links = [LinkClock(c.link) for c in platform.clusters]
         self.now = 0.0
@@ -82,6 +153,7 @@ class MetaPartition:
         heapq.heapify(self._events)
         self._rows: list[tuple] = []
         self._outbox: list[Message] = []
+        self._held: list[Job] = []  # jobs the policy holds (HOLD), in submission order
 
     @property
     def next_time(self) -> float:
@@ -96,28 +168,43 @@ class MetaPartition:
         while events and events[0][0] < horizon:
             self.now = self.view.now = time = events[0][0]
             submitted: list[Job] = []
+            reported = False
             while events and events[0][0] == time:
                 _, kind, _, data = heapq.heappop(events)
                 if kind == _STATUS:
                     self.view.apply(*data)
+                    self.policy.observe(*data)
+                    reported = True
                 else:
                     submitted.append(data)
                     self._rows.append((time, SUBMIT, data.id, -1, 0, NO_CPUS, NO_CPUS, None))
-            if submitted:
-                self._dispatch(submitted)
+            if submitted or (reported and self._held):
+                self._dispatch(self._held + submitted)
         out, rows = self._outbox, self._rows
         self._outbox, self._rows = [], []
         return out, self.next_time, rows
 
     def _dispatch(self, jobs: list[Job]) -> None:
+        held = []
         for job, choice in zip(jobs, self.policy.select(jobs, self.view), strict=True):
+            if choice is HOLD:
+                held.append(job)
+                continue
             if isinstance(choice, str):
                 self._rows.append((self.now, REJECT, job.id, -1, 0, NO_CPUS, NO_CPUS, choice))
                 continue
+            priority = 0
+            if isinstance(choice, tuple):
+                choice, priority = choice
             self._rows.append((self.now, DISPATCHED, job.id, choice, 0, NO_CPUS, NO_CPUS, None))
-            self.view.in_flight[choice].add(job.id)
+            self.view.sent(choice, job)
             deliver = self.links[choice].send(self.now, job.in_bytes)
             self._msg_seq += 1
             self._outbox.append(
-                Message(deliver, META, self._msg_seq, choice + 1, DISPATCH, (job.to_tuple(), 0))
+                Message(deliver, META, self._msg_seq, choice + 1, DISPATCH, (job.to_tuple(), priority))
             )
+        self._held = held
+        if held and not self._events and self.view.idle():
+            reason = f"held by meta policy {self.policy.name} with nothing left that could release it"
+            self._rows += [(self.now, REJECT, job.id, -1, 0, NO_CPUS, NO_CPUS, reason) for job in held]
+            self._held = []

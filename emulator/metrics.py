@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .model import Cluster, Platform
+from .policies.registry import PolicySpec
 
 BOUND = 10.0
 """Bounded slowdown's runtime floor (s): the field's usual value, so tiny jobs don't dominate."""
@@ -48,8 +49,17 @@ METRICS = (
     "license_usage",
     "workload_share",
     "utilization",
+    "mcp",
+    "pb",
+    "preemptions",
+    "preemptions_per_job",
+    "wasted_cpu_seconds",
 )
 """The keys of the grid's and of each cluster's metrics, in output order."""
+
+CP_WEIGHTS = {"w_makespan": 1.0, "w_idle": 3.0, "w_over": 4.0}
+"""Seed 004's CP weights by term (its ``W_i``, ``W_m``, ``W_o``): a cluster whose local policy
+takes these parameters (``titan``) is judged with its own."""
 
 
 def summarize(jobs: pa.Table, events: pa.Table, platform: Platform) -> dict:
@@ -57,17 +67,18 @@ def summarize(jobs: pa.Table, events: pa.Table, platform: Platform) -> dict:
 
     ``{"jobs": {"total", "finished", "rejected"}, "grid": {...}, "clusters": {name: {...}}}``,
     clusters in platform order; see :func:`_job_metrics` and :func:`_usage` for the metrics.
-    License usage counts one copy per license a job needs (``len(licenses)``), per job,
-    even on clusters with ``license_per_machine`` (CS 2.0 counts one per machine used):
-    that subtlety is ignored here.
+    License copies in use count one per license a job needs (``len(licenses)``), per job;
+    on clusters with ``license_per_machine`` (CS 2.0) one per (machine, license) pair that
+    some running job holds, as the cluster allocates them. Copies wanted count per job.
     """
     cols = _job_columns(jobs)
-    series = _usage_deltas(events, cols)
+    series = _usage_deltas(events, cols, tuple(c.license_per_machine for c in platform.clusters))
     clusters = platform.clusters
     total_work = cols["work"][cols["reached"]].sum()
     grid = _job_metrics(cols, np.ones(len(jobs), dtype=bool), sum(c.cpus for c in clusters))
     grid |= _usage_metrics(series, series["cluster"] >= 0, clusters)
     grid["workload_share"] = 1.0 if total_work > 0 else None
+    grid["mcp"] = grid["pb"] = None  # from the clusters' CP, below
     grid = {key: grid[key] for key in METRICS}
     per_cluster = {}
     for index, cluster in enumerate(clusters):
@@ -75,7 +86,9 @@ def summarize(jobs: pa.Table, events: pa.Table, platform: Platform) -> dict:
         metrics = _job_metrics(cols, on, cluster.cpus)
         metrics |= _usage_metrics(series, series["cluster"] == index, (cluster,))
         metrics["workload_share"] = _ratio(cols["work"][on].sum(), total_work)
+        metrics["mcp"], metrics["pb"] = cluster_cp(metrics, cluster), None
         per_cluster[cluster.name] = {key: metrics[key] for key in METRICS}
+    grid["mcp"], grid["pb"] = mcp_pb(list(per_cluster.values()))
     return {
         "jobs": {
             "total": len(jobs),
@@ -85,6 +98,34 @@ def summarize(jobs: pa.Table, events: pa.Table, platform: Platform) -> dict:
         "grid": grid,
         "clusters": per_cluster,
     }
+
+
+def cluster_cp(metrics: dict, cluster: Cluster) -> float | None:
+    """Seed 004's CP of a cluster's realized schedule (None when nothing finished there).
+
+    ``CP = (W_i * makespan + W_m * idle + W_o * over_deadline) / (W_i + W_m + W_o)`` over the
+    whole run: makespan from the first start to the last finish there, idle = the CPU time
+    within it no job used (``cpus * makespan * (1 - utilization)``), over-deadline summed.
+    The paper averages the CP of each round of seed schedules instead; a run's own schedule
+    is what every policy is judged on here, whichever meta policy fed the cluster.
+    """
+    makespan = metrics["makespan"]
+    if makespan is None:
+        return None
+    params = PolicySpec.parse(cluster.policy).params
+    w_makespan, w_idle, w_over = (float(params.get(k, v)) for k, v in CP_WEIGHTS.items())
+    idle = cluster.cpus * makespan * (1.0 - (metrics["utilization"] or 0.0))
+    total = w_makespan * makespan + w_idle * idle + w_over * metrics["over_deadline"]
+    return _num(total / (w_makespan + w_idle + w_over))
+
+
+def mcp_pb(clusters: list[dict]) -> tuple[float | None, float | None]:
+    """MCP (the clusters' CP weighted by their finished jobs) and PB (the CPs' sample standard
+    deviation, over clusters where a job finished; None below two)."""
+    cp = np.array([m["mcp"] for m in clusters if m["mcp"] is not None], dtype=float)
+    jobs = np.array([m["jobs_finished"] for m in clusters if m["mcp"] is not None], dtype=float)
+    mcp = _ratio((cp * jobs).sum(), jobs.sum())
+    return mcp, (_num(cp.std(ddof=1)) if cp.size > 1 else None)
 
 
 def _job_columns(jobs: pa.Table) -> dict[str, np.ndarray]:
@@ -101,6 +142,20 @@ def _job_columns(jobs: pa.Table) -> dict[str, np.ndarray]:
         "work": numbers(jobs, "estimate") * numbers(jobs, "bench"),
         "finished": _equals(jobs, "status", "finished"),
         "reached": pc.is_valid(jobs.column("cluster")).to_numpy(),
+        "license_names": jobs.column("licenses"),
+        **_preemption_columns(jobs),
+    }
+
+
+def _preemption_columns(jobs: pa.Table) -> dict[str, np.ndarray]:
+    """Preemptions, seconds on CPUs and wasted CPU-seconds per job (none, for tables without them)."""
+    if "preemptions" not in jobs.column_names:
+        zeros = np.zeros(len(jobs))
+        return {"preemptions": zeros.astype(np.int64), "run_time": zeros, "wasted": zeros}
+    return {
+        "preemptions": numbers(jobs, "preemptions", INT),
+        "run_time": numbers(jobs, "run_time"),
+        "wasted": numbers(jobs, "wasted_cpu_seconds"),
     }
 
 
@@ -109,14 +164,22 @@ def _job_metrics(cols: dict[str, np.ndarray], selected: np.ndarray, cpus: int) -
 
     Slowdown ``(Tw + Te) / Te`` is undefined for a job with ``Te == 0``; such jobs are left
     out of the slowdown means (bounded slowdown still counts them). Deadlines are null
-    (NaN here) or inf when a job has none.
+    (NaN here) or inf when a job has none. For a preempted job ``Te`` is its time on CPUs
+    (``run_time``) and ``Tw`` all the rest, waiting to start and to resume (seed 002);
+    ``wait`` stays the wait for its first start.
     """
     done = selected & cols["finished"]
     submit, start, finish, deadline = (cols[k][done] for k in ("submit", "start", "finish", "deadline"))
     wait, run = start - submit, finish - start
+    preempted = cols["preemptions"][done] > 0
+    if preempted.any():
+        run = np.where(preempted, cols["run_time"][done], run)
+        tw = np.where(preempted, finish - submit - run, wait)
+    else:
+        tw = wait
     with np.errstate(divide="ignore", invalid="ignore"):
-        slowdown = (wait + run) / run
-    bounded = bounded_slowdown(wait, run)
+        slowdown = (tw + run) / run
+    bounded = bounded_slowdown(tw, run)
     has_deadline = np.isfinite(deadline)
     late = has_deadline & (finish > deadline)
     makespan = finish.max() - start.min() if done.any() else math.nan
@@ -135,6 +198,9 @@ def _job_metrics(cols: dict[str, np.ndarray], selected: np.ndarray, cpus: int) -
         "makespan": _num(makespan),
         "throughput": _ratio(done.sum(), makespan),
         "utilization": _ratio(cpu_seconds, cpus * makespan),
+        "preemptions": int(cols["preemptions"][selected].sum()),
+        "preemptions_per_job": _ratio(cols["preemptions"][done].sum(), done.sum()),
+        "wasted_cpu_seconds": float(cols["wasted"][selected].sum()),
     }
 
 
@@ -143,20 +209,26 @@ def bounded_slowdown(wait: np.ndarray, run: np.ndarray) -> np.ndarray:
     return np.maximum(1.0, (wait + run) / np.maximum(run, BOUND))
 
 
-def usage_series(jobs: pa.Table, events: pa.Table) -> dict[str, np.ndarray]:
+def usage_series(
+    jobs: pa.Table, events: pa.Table, per_machine: tuple[bool, ...] = ()
+) -> dict[str, np.ndarray]:
     """The per-event usage changes behind system and license usage (see :func:`_usage_deltas`).
 
-    Public so that the report's usage plots draw exactly what the SU and LU metrics integrate.
+    Public so that the report's usage plots draw exactly what the SU and LU metrics integrate
+    (``per_machine``: each cluster's ``license_per_machine``, in platform order).
     """
-    return _usage_deltas(events, _job_columns(jobs))
+    return _usage_deltas(events, _job_columns(jobs), per_machine)
 
 
-def _usage_deltas(events: pa.Table, cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _usage_deltas(
+    events: pa.Table, cols: dict[str, np.ndarray], per_machine: tuple[bool, ...] = ()
+) -> dict[str, np.ndarray]:
     """Each cluster event's change to CPUs/license copies in use and wanted, sorted by time.
 
     "Wanted" = needed by jobs in the cluster's system (arrived, not yet finished). A reject
     or finish takes a job out only if it had arrived at that cluster, so a job refused
-    before arriving cannot drive a count negative.
+    before arriving cannot drive a count negative. Clusters flagged in ``per_machine``
+    count copies in use per (machine, license) (:func:`_machine_copies`).
     """
     kind = events.column("kind")
     cluster = numbers(events, "cluster", INT)
@@ -172,15 +244,67 @@ def _usage_deltas(events: pa.Table, cols: dict[str, np.ndarray]) -> dict[str, np
     time = numbers(events, "time")
     order = np.argsort(time, kind="stable")  # already sorted in traces; cheap insurance
     cpus, licenses = cols["cpus"][rows], cols["licenses"][rows]
+    licenses_used = used * licenses
+    if any(per_machine):
+        shared = np.array(per_machine, dtype=bool)[cluster] & (used != 0) & (licenses > 0)
+        if shared.any():
+            at = np.flatnonzero(shared)
+            names = cols["license_names"].take(pa.array(rows[at]))
+            licenses_used[at] = _machine_copies(
+                events.column("machines").take(at), names, cluster[at], used[at]
+            )
     series = {
         "time": time,
         "cluster": cluster,
         "cpus_used": used * cpus,
         "cpus_wanted": wanted * cpus,
-        "licenses_used": used * licenses,
+        "licenses_used": licenses_used,
         "licenses_wanted": wanted * licenses,
     }
     return {name: values[order] for name, values in series.items()}
+
+
+def _machine_copies(
+    machines: pa.ChunkedArray, names: pa.ChunkedArray, cluster: np.ndarray, sign: np.ndarray
+) -> np.ndarray:
+    """Copies taken (+1) or given back (-1) by each run/stop event when copies count per machine.
+
+    Event ``k`` (in trace order) starts (``sign`` +1) or stops (-1) a job holding the
+    licenses ``names[k]`` on ``machines[k]``. Every (cluster, machine, license) triple it
+    touches counts its holders; a copy is taken when that count leaves 0 and given back
+    when it returns to 0. Vectorized: each event's machines x licenses, sorted by
+    (triple, event), counted with one cumulative sum.
+    """
+    machines, names = _combined(machines), _combined(names)
+    flat_machines = pc.list_flatten(machines).to_numpy().astype(np.int64)
+    width = int(flat_machines.max(initial=0)) + 1
+    pairs = np.unique(pc.list_parent_indices(machines).to_numpy() * width + flat_machines)
+    m_event, m_machine = np.divmod(pairs, width)
+    codes = pc.list_flatten(names).dictionary_encode()
+    kinds = len(codes.dictionary) + 1
+    pairs = np.unique(pc.list_parent_indices(names).to_numpy() * kinds + codes.indices.to_numpy())
+    l_event, l_code = np.divmod(pairs, kinds)
+    n = len(sign)
+    per_event = np.bincount(l_event, minlength=n)  # licenses of each event, then its machines x them
+    first_license = np.cumsum(per_event) - per_event
+    repeat = per_event[m_event]
+    event = np.repeat(m_event, repeat)
+    offset = np.arange(len(event)) - np.repeat(np.cumsum(repeat) - repeat, repeat)
+    triple = (cluster[event] * width + np.repeat(m_machine, repeat)) * kinds + l_code[
+        first_license[event] + offset
+    ]
+    order = np.lexsort((event, triple))
+    triple, event = triple[order], event[order]
+    step = sign[event]
+    holders = np.cumsum(step)
+    starts = np.flatnonzero(np.concatenate(([True], triple[1:] != triple[:-1])))
+    holders -= np.repeat(holders[starts] - step[starts], np.diff(np.append(starts, len(triple))))
+    change = (holders > 0).astype(np.int64) - ((holders - step) > 0)
+    return np.bincount(event, weights=change, minlength=n).astype(np.int64)
+
+
+def _combined(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
 def _usage_metrics(

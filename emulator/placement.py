@@ -87,8 +87,9 @@ class Scratch:
     CPU shape as failed.
     """
 
-    def __init__(self, res: Resources) -> None:
+    def __init__(self, res: Resources, order: np.ndarray | None = None) -> None:
         self.res = res
+        self.order = order  # machines in preference order for every plan of the pass (None: by index)
         self.free = res.free.copy()
         self.total = res.free_cpus
         self.licenses = dict(res.free_licenses)
@@ -119,12 +120,13 @@ class Scratch:
         if job.licenses and not self.res.per_machine and not _enough(self.licenses, self.res.copies(job)):
             return None  # no plan can get the copies; says nothing about the CPUs
         free = self.free if cap is None else np.minimum(self.free, cap)
-        plan = first_fit(job, free, mask)
+        plan = first_fit(job, free, mask, self.order)
         if plan is None:
             self._failed[key] = min(job.cpus, self._failed.get(key, 1 << 62))
             return None
-        if not self.licenses_ok(job, plan) or (
-            pool is not None and not _enough(pool, self.res.license_need(job, plan, fresh=True))
+        if job.licenses and (
+            (self.res.per_machine and not self.licenses_ok(job, plan))
+            or (pool is not None and not _enough(pool, self.res.license_need(job, plan, fresh=True)))
         ):
             return None
         return plan
@@ -151,7 +153,7 @@ def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation |
     ``ends`` must cover every job holding resources (running, and started in
     this pass). Releases are applied one end time at a time, starting from what
     ``scratch`` says is free now; the reservation is the first end time after
-    which the job fits (CPUs and license copies). CPU feasibility is tracked
+    which the job fits (CPUs and license copies), placed in ``scratch.order``. CPU feasibility is tracked
     incrementally (the eligible free CPUs for a spread job, the released
     machines for a single one), so the walk costs one step per released
     machine. With copies counted per machine, a copy comes back when the last
@@ -172,7 +174,7 @@ def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation |
     while True:
         if fits:
             spare = np.array(free, dtype=np.int64)
-            plan = first_fit(job, spare, mask)
+            plan = first_fit(job, spare, mask, scratch.order)
             need = res.license_need(job, plan) if copies is None else copies.need(job, plan)
             if _enough(licenses, need):
                 break

@@ -137,6 +137,7 @@ def run(
         with backend(scenario) as transport:
             tick = None if report is None else lambda: report(writer.jobs_ended)
             coordinator.run(transport, scenario.platform.lookahead, writer, stats, tick)
+            costs = transport.policy_stats() if hasattr(transport, "policy_stats") else {}
     except BaseException:
         writer.close(ok=False)
         raise
@@ -161,9 +162,40 @@ def run(
         "barrier_seconds": round(stats.barrier_seconds, 3),
         "wall_seconds": round(time.perf_counter() - started, 3),
     }
+    summary["scheduler"] = scheduler_cost(costs, scenario)
     _write_text(out_dir / "scenario.toml", tomli_w.dumps(scenario.effective))
     _write_text(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     return RunResult(out_dir, summary, jobs, stats)
+
+
+def scheduler_cost(costs: dict[int, dict[str, float]], scenario: Scenario) -> dict:
+    """summary.json's ``scheduler``: wall-clock time inside the local policies, in total and per cluster.
+
+    ``calls`` (plans built), ``total_seconds``, ``mean_ms`` and ``max_ms`` per
+    call; the grid's line adds every cluster's. Wall clock, so it differs from
+    run to run and is kept out of the trace.
+    """
+
+    def line(calls: int, seconds: float, most: float) -> dict:
+        mean = round(1e3 * seconds / calls, 4) if calls else None
+        return {
+            "calls": calls,
+            "total_seconds": round(seconds, 6),
+            "mean_ms": mean,
+            "max_ms": round(1e3 * most, 4),
+        }
+
+    clusters = {
+        c.name: line(costs[i + 1]["calls"], costs[i + 1]["seconds"], costs[i + 1]["max_seconds"])
+        for i, c in enumerate(scenario.platform.clusters)
+        if i + 1 in costs
+    }
+    grid = line(
+        sum(c["calls"] for c in costs.values()),
+        sum(c["seconds"] for c in costs.values()),
+        max((c["max_seconds"] for c in costs.values()), default=0.0),
+    )
+    return {**grid, "clusters": clusters}
 
 
 def _write_text(path: Path, text: str) -> None:

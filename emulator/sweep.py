@@ -24,7 +24,16 @@ import pyarrow as pa
 
 from .config import ScenarioError
 
-METRICS = ("mean_wait", "mean_bounded_slowdown", "late_percent", "system_usage", "makespan", "throughput")
+METRICS = (
+    "mean_wait",
+    "mean_bounded_slowdown",
+    "late_percent",
+    "system_usage",
+    "makespan",
+    "throughput",
+    "mcp",
+    "pb",
+)
 """Grid-level metrics a sweep table compares."""
 
 RUN_FILES = ("events.arrow", "jobs.arrow", "scenario.toml", "summary.json")

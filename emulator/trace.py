@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from .messages import ARRIVE, DISPATCHED, EVENT_KINDS, FINISH, REJECT, START
+from .messages import ARRIVE, DISPATCHED, EVENT_KINDS, FINISH, PREEMPT, REJECT, RESUME, START
 from .model import Job, Platform
+from .preemption import STOP, parse_resume
 
 EVENT_SCHEMA = pa.schema(
     [
@@ -80,7 +81,16 @@ class PartFile:
 
 
 class Outcomes:
-    """Each job's outcome, filled from the event rows as they are written."""
+    """Each job's outcome, filled from the event rows as they are written.
+
+    ``start`` is a job's first start (its wait ends there); ``machines``/``pes``
+    are those of its last (re)start, where it finished. ``run_time`` is the
+    seconds on CPUs over all its runs, overheads included (``finish - start``
+    for a job never preempted); ``wasted_cpu_seconds`` the CPU-seconds lost to
+    preemption: each resume's overhead, and the progress thrown away when it
+    restarts from zero (a ``resume`` row of kind ``stop``; see
+    :mod:`emulator.preemption`).
+    """
 
     def __init__(self, jobs: list[Job], platform: Platform) -> None:
         self.names = [c.name for c in platform.clusters]
@@ -93,10 +103,15 @@ class Outcomes:
         self.reason: list[str | None] = [None] * n
         self.machines: list[tuple] = [()] * n
         self.pes: list[tuple] = [()] * n
+        self.preemptions = np.zeros(n, dtype=np.int32)
+        self.wasted = np.zeros(n)
+        self._ran = np.zeros(n)  # preempted jobs: seconds on CPUs over their closed runs
+        self._kept = np.zeros(n)  # preempted jobs: CPU-seconds of progress since their last zero
+        self._opened: dict[int, tuple] = {}  # resumed jobs: (current run's start, overhead, CPUs)
 
     def record(self, rows: list[tuple]) -> None:
         pos = self.pos
-        for time, kind, job, cluster, _, machines, pes, info in rows:
+        for time, kind, job, cluster, cpus, machines, pes, info in rows:
             if kind in (DISPATCHED, ARRIVE):
                 i = pos[job]
                 self.cluster[i] = cluster
@@ -111,6 +126,23 @@ class Outcomes:
                 self.finish[pos[job]] = time
             elif kind == REJECT:
                 self.reason[pos[job]] = info
+            elif kind == PREEMPT:
+                i = pos[job]
+                opened, overhead, _ = self._opened.get(i, (self.start[i], 0.0, cpus))
+                span = time - opened
+                self._ran[i] += span
+                self.wasted[i] += cpus * min(overhead, span)
+                self._kept[i] += cpus * max(0.0, span - overhead)
+                self.preemptions[i] += 1
+            elif kind == RESUME:
+                i = pos[job]
+                resumed, overhead = parse_resume(info)
+                if resumed == STOP:  # restarts from zero: the progress it had is wasted
+                    self.wasted[i] += self._kept[i]
+                    self._kept[i] = 0.0
+                self._opened[i] = (time, overhead, cpus)
+                self.machines[i] = machines
+                self.pes[i] = pes
 
     def table(self, jobs: list[Job]) -> pa.Table:
         columns = {name: [getattr(j, name) for j in jobs] for name in JOB_INPUTS.names}
@@ -130,10 +162,25 @@ class Outcomes:
             "wait": pa.array(self.start - submit, from_pandas=True),
             "machines": pa.array(self.machines, pa.list_(pa.int32())),
             "pes": pa.array(self.pes, pa.list_(pa.int32())),
+            **self._preemption_columns(),
         }
         for name, column in outcome.items():
             inputs = inputs.append_column(name, column)
         return inputs
+
+    def _preemption_columns(self) -> dict[str, pa.Array]:
+        """``preemptions``, ``run_time``, ``wasted_cpu_seconds`` (last runs closed at the finish)."""
+        ran, wasted = self.finish - self.start, self.wasted.copy()
+        for i, (opened, overhead, cpus) in self._opened.items():
+            span = self.finish[i] - opened
+            if not np.isnan(span):
+                ran[i] = self._ran[i] + span
+                wasted[i] += cpus * min(overhead, span)
+        return {
+            "preemptions": pa.array(self.preemptions, pa.int32()),
+            "run_time": pa.array(ran, from_pandas=True),
+            "wasted_cpu_seconds": pa.array(wasted),
+        }
 
 
 class TraceWriter:
@@ -189,7 +236,7 @@ class TraceWriter:
         self.rows_written += len(rows)
         if self.on_progress is not None:
             kinds = batch.column(1).indices.to_numpy()
-            self.jobs_ended += int(np.count_nonzero(kinds >= FINISH))
+            self.jobs_ended += int(np.count_nonzero((kinds == FINISH) | (kinds == REJECT)))
             self.on_progress(self.jobs_ended)
 
     def close(self, ok: bool) -> pa.Table | None:

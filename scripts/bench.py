@@ -26,6 +26,14 @@ Rows:
 - ``quickstart``: the built-in example scenario.
 - ``synthetic-16-clusters``: 16 clusters x 32 machines x 4 CPUs, 20,000
   synthetic jobs, least-load meta policy, easy local policy.
+- ``two-level-ms``, ``two-level-ls``, ``two-level-none``: the ``two-level``
+  preset as shipped (4 clusters, 225 SMP machines, 5000 jobs, t_a = 10, so
+  the queues grow to hundreds of jobs) under the paper's three cases: meta
+  ``two-level`` with local ``flexible[priority=ms]`` / ``flexible[priority=ls]``,
+  and ``two-level[heuristics=none]`` with ``easy``. Target (issue 5): one
+  emulation with ``flexible`` + ``ls`` in under 5 s; the whole reproduction
+  (``scripts/reproduce_two_level.py``, 240 such runs) in under 10 minutes on
+  2 cores.
 
 Targets (issue 2), for the whole command on KTH-SP2: >= 15,000 jobs/s with
 fcfs, >= 8,000 jobs/s with easy, peak RSS < 400 MB. For scale, on a 2-core
@@ -44,9 +52,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 import tomli_w
+
+from workloads import presets
 
 KTH = "traces/KTH-SP2-1996-2.1-cln.swf.gz"
 DEFAULT_SHARED = Path(os.environ.get("GRIDEMU_SHARED", Path(__file__).resolve().parents[2] / "shared"))
@@ -105,6 +116,20 @@ def synthetic(shared: Path) -> dict:
     }
 
 
+TWO_LEVEL_CASES = {  # the paper's cases: (meta policy, local policy)
+    "ms": ("two-level", "flexible[priority=ms]"),
+    "ls": ("two-level", "flexible[priority=ls]"),
+    "none": ("two-level[heuristics=none]", "easy"),
+}
+
+
+def two_level(case: str) -> dict:
+    """The two-level preset under one of the paper's three cases."""
+    document = tomllib.loads(presets.path("two-level").read_text())
+    meta, local = TWO_LEVEL_CASES[case]
+    return document | {"name": f"two-level-{case}", "meta": {"policy": meta}, "local": {"policy": local}}
+
+
 # name -> scenario document (None: a built-in scenario, run by name)
 SCENARIOS = {
     "kth-sp2-fcfs": lambda shared: kth("fcfs", shared),
@@ -112,6 +137,9 @@ SCENARIOS = {
     "kth-sp2-gridsim-easy": kth_gridsim_easy,
     "quickstart": lambda shared: None,
     "synthetic-16-clusters": synthetic,
+    "two-level-ms": lambda shared: two_level("ms"),
+    "two-level-ls": lambda shared: two_level("ls"),
+    "two-level-none": lambda shared: two_level("none"),
 }
 COLUMNS = [  # title, key of a row, format, width
     ("scenario", "scenario", "{}", 22),

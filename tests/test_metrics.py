@@ -111,6 +111,8 @@ def test_two_jobs_on_two_cpus():
     #   SU = (1*2 + 0.5*8 + 1*10) / 20 = 16/20 = 0.8
     # Utilization: (1*10 + 2*10) CPU-s / (2 CPUs * 20 s) = 0.75.
     # Tw = 0, 10; Te = 10, 10 -> slowdowns 1, 2; bounded the same (Te = 10).
+    # CP (weights 1, 3, 4): makespan 20, idle 2 * 20 - 30 = 10 CPU-s, no deadline:
+    #   (1 * 20 + 3 * 10 + 4 * 0) / 8 = 6.25; MCP of one cluster is its CP, PB needs two.
     summary = run(job(1, "A", 0.0, 0.0, 10.0), job(2, "A", 2.0, 10.0, 20.0, cpus=2))
     expected = {
         "jobs_finished": 2,
@@ -129,6 +131,11 @@ def test_two_jobs_on_two_cpus():
         "license_usage": None,
         "workload_share": 1.0,
         "utilization": 0.75,
+        "mcp": 6.25,
+        "pb": None,
+        "preemptions": 0,
+        "preemptions_per_job": 0.0,
+        "wasted_cpu_seconds": 0.0,
     }
     assert summary == {
         "jobs": {"total": 2, "finished": 2, "rejected": 0},
@@ -251,3 +258,24 @@ def test_events_naming_unknown_jobs_are_an_error():
     jobs, events = trace(job(1, "A", 0.0, 0.0, 1.0), platform=Platform((cluster("A"),)))
     with pytest.raises(ValueError, match="not in the jobs table"):
         summarize(jobs.slice(0, 0), events, Platform((cluster("A"),)))
+
+
+def test_mcp_weights_clusters_by_jobs_and_pb_is_the_spread_of_their_cp():
+    # A (2 CPUs, fcfs: the default weights 1, 3, 4): jobs 1, 2 on 1 CPU each, 0-10; job 1 is due
+    #   at 8. Makespan 10, idle 0, over-deadline 2: CP = (10 + 0 + 4 * 2) / 8 = 2.25.
+    # B (2 CPUs, titan with weights 1, 1, 2): job 3 on 1 CPU, 5-9. Makespan 4, idle 2 * 4 - 4 = 4:
+    #   CP = (4 + 4 + 0) / 4 = 2.
+    # MCP = (2.25 * 2 + 2 * 1) / 3 = 6.5 / 3; PB = |2.25 - 2| / sqrt(2) (sample deviation of two).
+    titan = Cluster(
+        "B", (Machine(2, 100.0),), Link(1.0), policy="titan[w_idle=1.0,w_makespan=1.0,w_over=2.0]"
+    )
+    summary = run(
+        job(1, "A", 0.0, 0.0, 10.0, deadline=8.0),
+        job(2, "A", 0.0, 0.0, 10.0),
+        job(3, "B", 0.0, 5.0, 9.0),
+        clusters=(cluster("A"), titan),
+    )
+    assert [c["mcp"] for c in summary["clusters"].values()] == [2.25, 2.0]
+    assert summary["grid"]["mcp"] == pytest.approx(6.5 / 3)
+    assert summary["grid"]["pb"] == pytest.approx(0.25 / 2**0.5)
+    assert summary["clusters"]["A"]["pb"] is None

@@ -29,6 +29,14 @@ Every run's ``events.arrow`` is replayed and checked:
    time they differ, where EASY starts a superset of FCFS's jobs and the blocked head
    does not start later than under FCFS. Hand-made examples pin exact start times.
 
+6. preemption (CS 2.0 clusters, ``cs2`` with each preemption kind, overheads, the
+   counting sort and a period): a job's runs alternate start/resume and preempt/finish;
+   freed CPUs and copies are free at once (property 1 covers every run); a suspended
+   job resumes only on the machines it was suspended on; only checkpointable jobs are
+   checkpointed; a job's progress (replayed from its runs, their machines' MIPS, resume
+   overheads, and restarts from zero) never exceeds its length and equals it when it
+   finishes; every job that fits finishes.
+
 License-copy corner cases (copies counted per machine, duplicate licenses) have
 regression tests at the end.
 """
@@ -49,11 +57,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import emulator
+from emulator.preemption import parse_resume
 from emulator.scenario import parse
 
 LICENSES = ("lic0", "lic1")
 MIPS = (50.0, 100.0, 150.0, 400.0)
 LOCAL_POLICIES = ("fcfs", "easy", "gridsim-spaceshared")
+CS2_POLICIES = (
+    "cs2",
+    "cs2[preempt=stop]",
+    "cs2[sort=counting,period=2]",
+    "cs2[restart=false,suspend_overhead=1.5]",
+    "cs2[checkpoint_overhead=0.5,stop_overhead=1]",
+)
 META_POLICIES = ("round-robin", "random", "least-load")
 EPS = 1e-9
 
@@ -124,8 +140,11 @@ def gridlet_dicts(draw, clusters: list[dict], max_jobs: int = 25, exact: bool = 
                 "placement": draw(st.sampled_from(("single", "spread"))),
                 "in_bytes": draw(st.sampled_from((0.0, 0.0, 500.0))),
                 "site": where,
+                "checkpointable": draw(st.booleans()),
             }
         )
+        if draw(st.booleans()):  # a deadline, often tight
+            gridlets[-1]["deadline"] = gridlets[-1]["submit"] + draw(st.sampled_from((1.0, 5.0, 30.0)))
     return gridlets
 
 
@@ -181,6 +200,7 @@ class Jb:
     placement: str
     in_bytes: float
     site: str
+    checkpointable: bool = False
 
 
 def model(raw: dict) -> tuple[list[Clu], dict[int, Jb], float | None]:
@@ -216,16 +236,24 @@ def model(raw: dict) -> tuple[list[Clu], dict[int, Jb], float | None]:
             g.get("placement", "single"),
             g.get("in_bytes", 0.0),
             g.get("site", "") or raw["workload"].get("site", ""),
+            g.get("checkpointable", False),
         )
     link = raw["workload"].get("link")
     return clusters, jobs, (link.get("bandwidth", math.inf) if link else None)
 
 
 def shape(cl: Clu, job: Jb) -> tuple[int, str]:
-    """(CPUs, placement) as the cluster runs the job: GridSim SpaceShared runs it on one PE."""
+    """(CPUs, placement) as the cluster runs the job: GridSim SpaceShared runs it on one PE,
+    CS 2.0 on one machine."""
     if cl.policy == "gridsim-spaceshared":
         return 1, "single"
+    if is_cs2(cl):
+        return job.cpus, "single"
     return job.cpus, job.placement
+
+
+def is_cs2(cl: Clu) -> bool:
+    return cl.policy.split("[")[0] == "cs2"
 
 
 def fits(cl: Clu, cpus: int, placement: str, licenses) -> bool:
@@ -333,7 +361,7 @@ def check_job_lifecycles(trace: Trace) -> None:
     table = {r["id"]: r for r in trace.jobs_table}
     for jid, job in jobs.items():
         mine = rows[jid]
-        kinds = tuple(r["kind"] for r in mine)
+        kinds = without_preemptions(tuple(r["kind"] for r in mine), jid)
         times = [r["time"] for r in mine]
         direct = job.site in names
         assert kinds in (DIRECT_PATTERNS if direct else META_PATTERNS), (
@@ -383,6 +411,8 @@ def check_job_lifecycles(trace: Trace) -> None:
             if cl.policy == "gridsim-spaceshared":  # completions noticed at GridSim's internal events
                 need = job.runtime * job.cpus * job.bench / slowest
                 assert finish >= start["time"] + need - 1e-6, f"job {jid} finishes early: {finish}"
+            elif first_row(mine, "preempt") is not None:
+                check_progress(cl, job, mine)
             else:
                 expected = start["time"] + job.runtime * job.bench / slowest
                 assert math.isclose(finish, expected, rel_tol=1e-9, abs_tol=1e-9), (
@@ -408,18 +438,65 @@ def check_job_lifecycles(trace: Trace) -> None:
             assert out["reason"] == end["info"], (jid, out)
 
 
+def without_preemptions(kinds: tuple[str, ...], jid: int) -> tuple[str, ...]:
+    """The job's kinds with each (preempt, resume) pair removed; a preempt is always resumed next."""
+    out: list[str] = []
+    rest = iter(kinds)
+    for kind in rest:
+        if kind == "preempt":
+            assert next(rest, None) == "resume", f"job {jid}: a preemption not followed by a resume: {kinds}"
+            continue
+        assert kind != "resume", f"job {jid}: resumed without a preemption: {kinds}"
+        out.append(kind)
+    return tuple(out)
+
+
+def check_progress(cl: Clu, job: Jb, mine: list[dict]) -> None:
+    """Property 6: replay the job's runs (start/resume to preempt/finish): progress in MI grows
+    at its machines' slowest MIPS once the resume overhead is paid, drops to 0 when it resumes
+    from a stop, never exceeds the length, and equals it at the finish."""
+    length, progress, opened = job.runtime * job.bench, 0.0, None
+    for row in mine:
+        if row["kind"] in ("start", "resume"):
+            kind, overhead = parse_resume(row["info"]) if row["kind"] == "resume" else ("", 0.0)
+            if kind == "stop":
+                progress = 0.0
+            opened = (row["time"] + overhead, min(cl.machines[m].mips for m in row["machines"]))
+        elif row["kind"] in ("preempt", "finish"):
+            since, mips = opened
+            progress += max(0.0, row["time"] - since) * mips
+            assert progress <= length * (1 + 1e-9) + 1e-9, (
+                f"job {job.id}: progress {progress} MI exceeds its length {length} at t={row['time']}"
+            )
+    assert math.isclose(progress, length, rel_tol=1e-9, abs_tol=1e-6), (
+        f"job {job.id} finished with {progress} of {length} MI done: {[(r['time'], r['kind']) for r in mine]}"
+    )
+
+
 def check_allocations(trace: Trace) -> None:
     """Property 1: replay starts and finishes in trace order; PEs, CPUs and licenses never oversubscribed."""
     clusters, jobs, _ = model(trace.raw)
     held: dict[tuple[int, int, int], int] = {}
     running: list[dict[int, tuple]] = [{} for _ in clusters]
+    suspended: dict[int, tuple] = {}  # job -> (kind, machines) of its last preemption
     for row in trace.rows:
         kind, jid, c, t = row["kind"], row["job"], row["cluster"], row["time"]
-        if kind not in ("start", "finish"):
+        if kind not in ("start", "finish", "preempt", "resume"):
             continue
         cl, job = clusters[c], jobs[jid]
         machines, pes = row["machines"], row["pes"]
-        if kind == "finish":
+        if kind == "preempt":
+            assert row["info"] != "checkpoint" or job.checkpointable, (
+                f"t={t}: job {jid} is checkpointed but not checkpointable"
+            )
+            suspended[jid] = (row["info"], sorted(set(machines)))
+        elif kind == "resume":
+            was, where = suspended.pop(jid)
+            if parse_resume(row["info"])[0] == "suspend":
+                assert was == "suspend" and sorted(set(machines)) == where, (
+                    f"t={t}: job {jid} suspended on machines {where} resumes on {sorted(set(machines))}"
+                )
+        if kind in ("finish", "preempt"):
             assert running[c].get(jid, (None,))[0] == (tuple(machines), tuple(pes)), (
                 f"t={t}: job {jid} finishes on {machines}/{pes}, not where it started"
             )
@@ -482,6 +559,8 @@ def check_heads(trace: Trace) -> int:
     rows = by_job(trace.rows)
     checked = 0
     for c, cl in enumerate(clusters):
+        if is_cs2(cl):  # plans, not a queue order: property 6 instead
+            continue
         arrived = [r["job"] for r in trace.rows if r["kind"] == "arrive" and r["cluster"] == c]
         order = [j for j in arrived if first_row(rows[j], "start") is not None]
         if cl.policy == "easy":
@@ -547,6 +626,24 @@ def test_exact_estimates_fcfs_and_easy_heads_are_never_delayed(raw):
     check_allocations(trace)
     check_job_lifecycles(trace)
     check_heads(trace)
+
+
+@st.composite
+def cs2_scenarios(draw) -> dict:
+    raw = draw(grid_scenarios(policies=CS2_POLICIES))
+    for gridlet in raw["workload"]["gridlets"]:
+        gridlet["placement"] = "single"  # CS 2.0's jobs run on one SMP machine
+    return raw
+
+
+@settings(SETTINGS, max_examples=60)
+@given(cs2_scenarios())
+def test_preemptive_cs2_runs_keep_every_invariant(raw):
+    """Properties 1-4 and 6 on CS 2.0 clusters, which preempt, resume, migrate and restart."""
+    trace = run_raw(raw)
+    check_sorted(trace)
+    check_allocations(trace)
+    check_job_lifecycles(trace)
 
 
 @st.composite

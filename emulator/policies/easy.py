@@ -8,8 +8,11 @@ machines (not just CPU counts) and license copies.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
+from ..model import Job
 from ..placement import Scratch, reserve, speed
 from .local_base import Decision, LocalPolicy
 from .registry import LOCAL
@@ -24,49 +27,60 @@ class Easy(LocalPolicy):
     """
 
     def schedule(self, view) -> list[Decision]:
-        scratch = Scratch(view.resources)
-        starts: list[Decision] = []
-        queue = iter(view.queue.values())
-        for head in queue:
-            plan = scratch.fit(head)
-            if plan is None:
-                break
-            scratch.take(head, plan)
-            starts.append((head, plan))
-        else:
-            return starts
-        now, res = view.now, view.resources
-        reservation = None
-        for job in queue:
-            if job.cpus > scratch.total:
-                continue
-            if reservation is None:
-                reservation = reserve(head, now, scratch, self._ends(view, starts))
-                if reservation is None:
-                    return starts
-                spare, spare_licenses = reservation.spare_cpus, dict(reservation.spare_licenses)
-            work = job.estimate * job.bench
-            # Jobs that end after the reservation even on the fastest machine go straight to the
-            # spare-resource check; the others are placed now and checked at their plan's speed.
-            plan = None if now + work / res.fastest(job.licenses) > reservation.time else scratch.fit(job)
-            if plan is None or now + work / speed(plan, res.mips) > reservation.time:
-                plan = scratch.fit(job, cap=spare, pool=spare_licenses)
-                if plan is None:
-                    continue
-                _take_spare(scratch, job, plan, spare, spare_licenses)
-            scratch.take(job, plan)
-            starts.append((job, plan))
-        return starts
+        return backfill(view, iter(view.queue.values()), Scratch(view.resources))
 
-    @staticmethod
-    def _ends(view, starts: list[Decision]):
-        """Estimated ends of the running jobs and of the jobs this pass has started, soonest first."""
-        ends = view.estimated_ends()
-        if starts:
-            now, mips = view.now, view.resources.mips
-            ends += [(now + j.estimate * j.bench / speed(p, mips), p, j.licenses) for j, p in starts]
-            ends.sort(key=lambda end: end[0])
-        return ends
+
+def backfill(view, queue: Iterator[Job], scratch: Scratch) -> list[Decision]:
+    """One EASY pass over ``queue``, the jobs in the order the policy ranks them, on ``scratch``.
+
+    Jobs start in order while they fit; the first that does not gets the
+    reservation (placed by ``scratch.order``, like every plan of the pass); each
+    later one starts now only if it does not delay it. EASY passes arrival
+    order; Flexible backfilling its priority order and fastest machines first.
+    ``queue`` may leave out jobs after the first one that cannot fit now (they
+    could not start anyway).
+    """
+    starts: list[Decision] = []
+    for head in queue:
+        plan = scratch.fit(head)
+        if plan is None:
+            break
+        scratch.take(head, plan)
+        starts.append((head, plan))
+    else:
+        return starts
+    now, res = view.now, view.resources
+    reservation = None
+    for job in queue:
+        if job.cpus > scratch.total:
+            continue
+        if reservation is None:
+            reservation = reserve(head, now, scratch, _ends(view, starts))
+            if reservation is None:
+                return starts
+            spare, spare_licenses = reservation.spare_cpus, dict(reservation.spare_licenses)
+        work = job.estimate * job.bench
+        # Jobs that end after the reservation even on the fastest machine go straight to the
+        # spare-resource check; the others are placed now and checked at their plan's speed.
+        plan = None if now + work / res.fastest(job.licenses) > reservation.time else scratch.fit(job)
+        if plan is None or now + work / speed(plan, res.mips) > reservation.time:
+            plan = scratch.fit(job, cap=spare, pool=spare_licenses)
+            if plan is None:
+                continue
+            _take_spare(scratch, job, plan, spare, spare_licenses)
+        scratch.take(job, plan)
+        starts.append((job, plan))
+    return starts
+
+
+def _ends(view, starts: list[Decision]):
+    """Estimated ends of the running jobs and of the jobs this pass has started, soonest first."""
+    ends = view.estimated_ends()
+    if starts:
+        now, mips = view.now, view.resources.mips
+        ends += [(now + j.estimate * j.bench / speed(p, mips), p, j.licenses) for j, p in starts]
+        ends.sort(key=lambda end: end[0])
+    return ends
 
 
 def _take_spare(scratch: Scratch, job, plan, spare: np.ndarray, spare_licenses: dict[str, int]) -> None:

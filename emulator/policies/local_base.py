@@ -1,4 +1,4 @@
-"""The local-policy interface: a read-only cluster view in, start decisions out."""
+"""The local-policy interface: a read-only cluster view in, decisions (starts, preemptions) out."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ Decision = tuple[Job, Plan] | tuple[Job, Plan, Pes]
 
 Without it each machine's lowest free PEs are taken. Policies that book PEs
 ahead (GridSim's parallel package: a reservation keeps its PEs) name them.
+Starting a queued job that was preempted resumes it. A policy may also return
+:class:`~emulator.preemption.Preempt` decisions; the partition applies the
+list in order, so preemptions come before the starts that use what they free.
 """
 
 
@@ -34,6 +37,8 @@ class LocalPolicy:
     """The execution model (see :mod:`emulator.execution`) this policy's jobs run under."""
     resources_class: type = Resources
     """How the cluster's CPUs are shared: space-shared (one job per PE) unless a policy says otherwise."""
+    period: float = 0.0
+    """Seconds between planning times of a time-driven policy; 0: plan at every scheduling event."""
 
     def __init__(self, *, rng: np.random.Generator | None = None, cluster: Cluster | None = None) -> None:
         self.rng = rng

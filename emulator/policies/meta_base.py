@@ -7,13 +7,30 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..messages import Status
 from ..model import Job
 
 if TYPE_CHECKING:
     from ..meta import MetaView
 
-Choice = int | str
-"""A cluster index, or a rejection reason."""
+Choice = int | str | tuple[int, float] | None
+"""A cluster index, a rejection reason, ``(cluster index, priority)``, or :data:`HOLD`.
+
+The priority travels with the job to the cluster (the DISPATCH message), where
+local policies read it as ``view.priority[job.id]``; a plain index means 0.
+Priorities are plain Python numbers (they cross process boundaries).
+"""
+
+HOLD = None
+"""Keep the job at the meta-scheduler for now (a policy that collects jobs into batches: MUSCLE).
+
+Held jobs are offered again, first and in submission order, with the jobs
+submitted since, at the next time anything reaches the meta-scheduler: a
+submission or a status report. A policy that holds must expect one of those
+(a cluster still has work, or more jobs are coming): the partition rejects,
+with the reason in the trace, jobs held when no event is left that could
+wake them, so that a job is never silently dropped.
+"""
 
 
 class MetaPolicy:
@@ -21,12 +38,19 @@ class MetaPolicy:
 
     ``select`` sees only :class:`~emulator.meta.MetaView`: the static platform
     and what the clusters reported (after the link latency), never live state.
+    ``rng`` (the partition's seeded stream) and ``platform`` are passed by the
+    engine when a constructor asks for them. A policy that keeps its own
+    account of the clusters (what it dispatched, by priority) updates it in
+    :meth:`select` from its own choices and in :meth:`observe` from the reports.
     """
 
     name = "?"
 
     def __init__(self, *, rng: np.random.Generator | None = None) -> None:
         self.rng = rng
+
+    def observe(self, cluster: int, status: Status) -> None:
+        """A status report from ``cluster`` arrived (after the view applied it); default: nothing."""
 
     def select(self, jobs: list[Job], view: MetaView) -> Iterator[Choice]:
         """One choice per job, in order; jobs submitted at the same time come together.

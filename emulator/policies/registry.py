@@ -12,6 +12,9 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
+ENGINE_ARGUMENTS = ("rng", "cluster", "platform")
+"""Constructor arguments the engine passes when a policy asks for them (never parameters)."""
+
 
 class PolicyError(ValueError):
     """A policy name or parameter that cannot be used."""
@@ -115,7 +118,7 @@ class Registry:
         return {
             n: p.default
             for n, p in signature.parameters.items()
-            if p.kind == p.KEYWORD_ONLY and n not in ("rng", "cluster")
+            if p.kind == p.KEYWORD_ONLY and n not in ENGINE_ARGUMENTS
         }
 
 

@@ -25,6 +25,8 @@ LABELS = {
     "system_usage": "system usage",
     "makespan": "makespan (s)",
     "throughput": "throughput (jobs/s)",
+    "mcp": "MCP (mean comprehensive performance)",
+    "pb": "PB (performance balance)",
 }
 
 

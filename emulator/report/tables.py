@@ -46,6 +46,8 @@ SHORT = {
     "license_usage": "LU",
     "workload_share": "share",
     "utilization": "utilization",
+    "mcp": "CP (MCP)",
+    "pb": "PB",
 }
 """Column titles of the summary table (the CLI's, where it has them); summary.json keys in the legend."""
 

@@ -1,0 +1,313 @@
+"""Convergent Scheduling 2.0 (seed 002): a plan for every job in the cluster at each event.
+
+At each scheduling event (or every ``period`` seconds: the time-driven
+variants) the policy rebuilds a *plan* for all jobs in the cluster, running
+and queued: the Job-Machine matrix ``P[i, m]`` over the machines each job can
+use (enough CPUs, able to run its licenses: the *minimal requirements*
+heuristic) is the weighted sum of the deadline, overhead minimization,
+licenses, wait minimization and anti-aging heuristics
+(:mod:`~emulator.policies.cs2_matrix`), built with numpy over all entries at
+once. The entries are sorted (``sort = "quick"``: a float sort;
+``"counting"``: the paper's "Cs" variant, a counting sort over ``classes``
+integer classes) and matched greedily. Then:
+
+- a running job placed on its machine continues;
+- a running job left out is preempted: ``checkpoint`` if it is checkpointable
+  (and ``checkpoint = true``), else ``preempt`` (``"suspend"``: progress kept,
+  resumes only on the same machine; ``"stop"``: progress lost);
+- a running job placed on another machine migrates: with a checkpoint, or
+  else stopped and restarted from zero there (every machine supports
+  stop/restart, as the paper assumes); a suspended job placed on another
+  machine likewise restarts from zero. With ``restart = false`` jobs never
+  lose progress to move: a running or suspended job that cannot checkpoint
+  is eligible only on its own machine;
+- a queued job placed starts (or resumes); the others wait.
+
+Each kind may carry an overhead (``suspend_overhead``...): seconds the job
+spends on its CPUs before progressing again when it resumes.
+
+Readings where the paper is silent (each a parameter or documented here):
+
+- ``remT(i, m)`` uses the *estimated* remaining instructions (estimate x bench
+  minus the MI executed and kept), never less than 1e-6 MI; for a job whose
+  move would lose its progress (running or suspended, not checkpointable),
+  remT on the other machines is its whole length.
+- ``elapsed(i, m)`` (overhead minimization) is the time since the job last
+  (re)started on ``m`` if it runs there now, else 0.
+- ``rho_l`` counts every job in the cluster (running and queued) asking for ``l``.
+- Counting sort classes: the plan's priorities mapped affinely from their
+  ``[min, max]`` onto ``classes`` integers (the coarser keys the paper describes).
+- Ties (equal priority, or one class) go to running jobs first (in start
+  order), then queued jobs in queue order (arrival; a preempted job re-enters
+  at the tail), then the lower machine index.
+- Jobs are the paper's SMP jobs: a ``spread`` job is run as a single-machine
+  job of the same size (rejected if no machine is large enough).
+- With an empty queue the engine does not call the policy (nothing could
+  start; a plan could only move running jobs).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..model import SINGLE, Job
+from ..preemption import CHECKPOINT, STOP, SUSPEND, Preempt
+from . import cs2_matrix as cs
+from .local_base import Decision, LocalPolicy
+from .registry import LOCAL, PolicyError
+
+SORTS = ("quick", "counting")
+PREEMPT_KINDS = (SUSPEND, STOP)
+MIN_REMAINING = 1e-6
+"""MI: the least remaining work a job is assumed to have (it may outrun its estimate)."""
+
+
+@LOCAL.register("cs2")
+class ConvergentScheduling(LocalPolicy):
+    """CS 2.0 (see the module docstring); weights ``w_*`` are the paper's defaults."""
+
+    def __init__(
+        self,
+        *,
+        w_d: float = 15.0,
+        w_c: float = 40.0,
+        w_aa: float = 5.0,
+        w_l: float = 5.0,
+        w_wm: float = 8.0,
+        sort: str = "quick",
+        classes: int = 1024,
+        period: float = 0.0,
+        preempt: str = SUSPEND,
+        checkpoint: bool = True,
+        restart: bool = True,
+        suspend_overhead: float = 0.0,
+        checkpoint_overhead: float = 0.0,
+        stop_overhead: float = 0.0,
+        rng=None,
+        cluster=None,
+    ) -> None:
+        super().__init__(rng=rng, cluster=cluster)
+        if sort not in SORTS:
+            raise PolicyError(f"cs2: sort {sort!r}: expected one of {', '.join(SORTS)}")
+        if preempt not in PREEMPT_KINDS:
+            raise PolicyError(f"cs2: preempt {preempt!r}: expected one of {', '.join(PREEMPT_KINDS)}")
+        if not 2 <= classes <= 1 << 16:
+            raise PolicyError(f"cs2: classes {classes}: expected 2..65536")
+        if not (period >= 0 and math.isfinite(period)):
+            raise PolicyError(f"cs2: period {period}: expected a number of seconds >= 0 (0: every event)")
+        overheads = {SUSPEND: suspend_overhead, CHECKPOINT: checkpoint_overhead, STOP: stop_overhead}
+        if any(not (v >= 0 and math.isfinite(v)) for v in overheads.values()):
+            raise PolicyError(f"cs2: overheads must be seconds >= 0, got {overheads}")
+        self.weights = cs.Weights(deadline=w_d, overhead=w_c, aging=w_aa, licenses=w_l, wait=w_wm)
+        self.sort, self.classes, self.period = sort, classes, float(period)
+        self.preempt, self.checkpoint, self.restart, self.overheads = preempt, checkpoint, restart, overheads
+        self._jobs: _JobColumns | None = None
+
+    def admit(self, job: Job) -> Job:
+        """CS 2.0 places each job on one SMP machine: a spread job runs as a single-machine one."""
+        return job if job.placement == SINGLE else job.replace(placement=SINGLE)
+
+    def kind(self, job: Job) -> str:
+        """How a running ``job`` left out of the plan is preempted."""
+        return CHECKPOINT if self.checkpoint and job.checkpointable else self.preempt
+
+    def _stop(self, job_id: int) -> Preempt:
+        return Preempt(job_id, STOP, self.overheads[STOP])
+
+    def schedule(self, view) -> list[Decision | Preempt]:
+        if self._jobs is None:
+            self._jobs = _JobColumns(view.resources)
+        state = self._state(view)
+        plan = self.plan(view.now, state)
+        return self._decisions(view, state, plan)
+
+    # -- the plan ---------------------------------------------------------------------------------
+
+    def _state(self, view) -> dict:
+        """Arrays over the plan's jobs (running in start order, then queued in queue order)."""
+        now, res, cols = view.now, view.resources, self._jobs
+        runs = list(view.running.values())
+        queued = list(view.queue.values())
+        r = len(runs)
+        rows = cols.rows([run.job for run in runs] + queued)
+        n = len(rows)
+        done, elapsed = np.zeros(n), np.zeros(n)
+        current = np.full(n, -1, dtype=np.int64)
+        pinned, lossy = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        if r:  # progress as the exact execution model has it (Run.progress), vectorized
+            start = np.fromiter((run.start for run in runs), float, r)
+            ran = now - start - np.fromiter((run.overhead for run in runs), float, r)
+            speed = np.fromiter((run.speed for run in runs), float, r)
+            done[:r] = np.fromiter((run.done for run in runs), float, r) + np.maximum(ran, 0.0) * speed
+            elapsed[:r] = now - start
+            current[:r] = np.fromiter((run.plan[0][0] for run in runs), np.int64, r)
+            lossy[:r] = ~(cols.checkpointable[rows[:r]] & self.checkpoint)
+        if view.preempted:
+            held = view.preempted
+            for k, job in enumerate(queued):
+                h = held.get(job.id)
+                if h is not None:
+                    done[r + k] = h.done
+                    if h.kind == SUSPEND:
+                        current[r + k], lossy[r + k] = h.machines[0], True
+        if not self.restart:
+            pinned, lossy = lossy & (current >= 0), np.zeros(n, dtype=bool)
+        cpus = cols.cpus[rows]
+        eligible = cols.masks[cols.key[rows]] & (res.capacity[None, :] >= cpus[:, None])
+        if pinned.any():
+            own = np.zeros_like(eligible)
+            own[np.flatnonzero(pinned), current[pinned]] = True
+            eligible[pinned] &= own[pinned]
+        length = cols.length[rows]
+        remt = cs.remaining_time(np.maximum(length - done, MIN_REMAINING), res.mips)
+        if lossy.any():  # elsewhere it would start from zero
+            moving = np.flatnonzero(lossy)
+            here = current[moving]
+            kept = remt[moving, here]
+            remt[moving] = length[moving, None] / res.mips[None, :]
+            remt[moving, here] = kept
+        return {
+            "runs": runs,
+            "queued": queued,
+            "rows": rows,
+            "cpus": cpus,
+            "eligible": eligible,
+            "remt": remt,
+            "deadline": cols.deadline[rows],
+            "elapsed": elapsed,
+            "current": current,
+            "age": now - cols.submit[rows],
+        }
+
+    def plan(self, now: float, s: dict) -> np.ndarray:
+        """Each job's machine in the new plan (-1: not placed): matrix, sort, greedy matching."""
+        cols = self._jobs
+        keys = cols.key[s["rows"]]
+        uses = cols.uses[keys] if cols.copies.size else np.zeros((len(keys), 0), dtype=bool)
+        eligible = s["eligible"]
+        flat = np.flatnonzero(eligible)
+        values = cs.priorities(
+            s["remt"],
+            eligible,
+            flat,
+            now,
+            s["deadline"],
+            s["elapsed"],
+            s["current"],
+            s["age"],
+            uses,
+            cols.copies,
+            self.weights,
+        )
+        entries = flat[cs.descending(values, self.sort, self.classes)]
+        width = eligible.shape[1]
+        job_of = entries // width
+        machine_of = entries - job_of * width
+        needs = [cols.needs[k] for k in keys.tolist()]
+        return cs.match(
+            job_of,
+            machine_of,
+            s["cpus"],
+            cols.capacity,
+            needs,
+            cols.copies.tolist(),
+            cols.per_machine,
+        )
+
+    def _decisions(self, view, s: dict, where: np.ndarray) -> list[Decision | Preempt]:
+        """Preemptions first (they free what the starts use), then starts and resumes."""
+        runs, current = s["runs"], s["current"]
+        preempts: list[Preempt] = []
+        starts: list[Decision] = []
+        for i in np.flatnonzero(where[: len(runs)] != current[: len(runs)]).tolist():
+            job, m = runs[i].job, int(where[i])
+            if m < 0:
+                kind = self.kind(job)
+                preempts.append(Preempt(job.id, kind, self.overheads[kind]))
+                continue
+            # moving: with its checkpoint, or from zero
+            moving = CHECKPOINT if self.kind(job) == CHECKPOINT else STOP
+            preempts.append(Preempt(job.id, moving, self.overheads[moving]))
+            starts.append((job, ((m, job.cpus),)))
+        queued, r = s["queued"], len(runs)
+        for k in np.flatnonzero(where[r:] >= 0).tolist():
+            job, m = queued[k], int(where[r + k])
+            if current[r + k] >= 0 and m != current[r + k]:  # suspended elsewhere: from zero
+                preempts.append(self._stop(job.id))
+            starts.append((job, ((m, job.cpus),)))
+        return preempts + starts
+
+
+class _JobColumns:
+    """Per-job constants as numpy columns, one row per job ever seen (rows are never reused).
+
+    Filled once per job, so a plan gathers its jobs' attributes with one
+    dictionary lookup per job and vectorized indexing. License sets are
+    interned: ``key`` indexes ``masks`` (machines able to run the set),
+    ``uses`` (the set as a row over the cluster's licenses) and ``needs``
+    (copies per license, for the matching).
+    """
+
+    def __init__(self, res) -> None:
+        self.res = res
+        self.capacity = res.capacity
+        self.per_machine = res.per_machine
+        self.names = sorted(res.cluster.licenses)
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.copies = np.array([res.cluster.licenses[n] for n in self.names], dtype=np.int64)
+        self.row: dict[int, int] = {}
+        self._sets: dict[tuple[str, ...], int] = {}
+        self.masks = np.zeros((0, len(res.mips)), dtype=bool)
+        self.uses = np.zeros((0, len(self.names)), dtype=bool)
+        self.needs: list[cs.Needs] = []
+        self.size = 0
+        self._grow(256)
+
+    def _grow(self, capacity: int) -> None:
+        def grown(old, dtype):
+            new = np.zeros(capacity, dtype=dtype)
+            new[: self.size] = old[: self.size]
+            return new
+
+        empty = np.zeros(0)
+        self.cpus = grown(getattr(self, "cpus", empty), np.int64)
+        self.key = grown(getattr(self, "key", empty), np.int64)
+        self.checkpointable = grown(getattr(self, "checkpointable", empty), bool)
+        for name in ("length", "deadline", "submit"):
+            setattr(self, name, grown(getattr(self, name, empty), float))
+
+    def rows(self, jobs: list[Job]) -> np.ndarray:
+        """The rows of ``jobs``, in this order (a job seen for the first time gets one)."""
+        row, add = self.row, self._add
+        return np.array([r if (r := row.get(j.id)) is not None else add(j) for j in jobs], dtype=np.int64)
+
+    def _add(self, job: Job) -> int:
+        r = self.size
+        if r == len(self.cpus):
+            self._grow(2 * r)
+        self.size += 1
+        self.row[job.id] = r
+        self.cpus[r] = job.cpus
+        self.length[r] = job.estimate * job.bench
+        self.deadline[r] = job.deadline
+        self.submit[r] = job.submit
+        self.checkpointable[r] = job.checkpointable
+        self.key[r] = self._set(job.licenses)
+        return r
+
+    def _set(self, licenses: tuple[str, ...]) -> int:
+        key = self._sets.get(licenses)
+        if key is None:
+            key = self._sets[licenses] = len(self.needs)
+            use = np.zeros((1, len(self.names)), dtype=bool)
+            counts: dict[int, int] = {}
+            for lic in licenses:
+                i = self.index[lic]  # admission rejects jobs asking for a license the cluster lacks
+                use[0, i] = True
+                counts[i] = counts.get(i, 0) + 1
+            self.uses = np.vstack((self.uses, use))
+            self.masks = np.vstack((self.masks, self.res.eligible(licenses)[None, :]))
+            self.needs.append(tuple(sorted(counts.items())))
+        return key

@@ -1,0 +1,95 @@
+"""MCRS (seed 003): the cluster with the least estimated total time to release (TTR) within the deadline.
+
+``TTR(j, c) = in_bytes / bw_c + wait(j, c) + length_j / power_c + out_bytes / bw_c``
+
+- ``bw_c``: the bandwidth of the link to ``c`` (no transfer time when unlimited).
+- ``power_c`` (``power``): ``"placed"``, the MIPS of the machines ``j``
+  would get on the idle cluster by a first fit (a spread job runs at its
+  slowest machine's pace; :meth:`~emulator.meta.MetaView.speed`); or
+  ``"mean"``, the cluster's mean MIPS per CPU.
+- ``wait(j, c)``, from the cluster's last status report and the jobs
+  dispatched since (the paper: the processing time of the jobs queued before
+  ``j`` plus the remaining time of the one running). With ``R`` the
+  CPU-seconds the running jobs still needed by their estimates at the report,
+  drained since at the reported ``draining_cpus`` (floored at 0), and ``W``
+  the CPU x MI of the jobs queued there and in flight to it: ``wait = 0`` when
+  nothing is queued and the reported free CPUs hold ``j``; otherwise
+  ``(R + W / mips_c) / cpus_c``, the backlog spread over the cluster's CPUs
+  (``mips_c`` its mean MIPS per CPU). Everything is by estimate.
+
+Clusters with ``TTR > deadline_j - now`` are dropped; the least TTR wins
+(ties: lowest index). When none is left, ``on_infeasible = "least_ttr"``
+takes the least TTR anyway, ``"reject"`` rejects the job (the paper's
+experiment discards it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import Job, Platform
+from .meta_base import Choice, MetaPolicy, no_cluster
+from .registry import META, PolicyError
+
+ON_INFEASIBLE = ("least_ttr", "reject")
+POWER = ("placed", "mean")
+
+
+def mean_mips(platform: Platform) -> np.ndarray:
+    """Each cluster's mean MIPS per CPU."""
+    return np.array([sum(m.cpus * m.mips for m in c.machines) / c.cpus for c in platform.clusters])
+
+
+@META.register("mcrs")
+class Mcrs(MetaPolicy):
+    """Multi Criteria Resource Selection (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        on_infeasible: str = "least_ttr",
+        power: str = "placed",
+        rng: np.random.Generator | None = None,
+        platform: Platform | None = None,
+    ) -> None:
+        super().__init__(rng=rng)
+        if on_infeasible not in ON_INFEASIBLE:
+            raise PolicyError(
+                f"mcrs: on_infeasible {on_infeasible!r}: expected one of {', '.join(ON_INFEASIBLE)}"
+            )
+        if power not in POWER:
+            raise PolicyError(f"mcrs: power {power!r}: expected one of {', '.join(POWER)}")
+        self.on_infeasible, self.power = on_infeasible, power
+        self.mips = mean_mips(platform) if platform is not None else np.zeros(0)
+
+    def ttr(self, job: Job, view) -> np.ndarray:
+        """Estimated TTR of ``job`` on every cluster (inf where it cannot run)."""
+        eligible = view.eligible(job)
+        with np.errstate(divide="ignore"):
+            transfer = (job.in_bytes + job.out_bytes) / view.bandwidth
+            power = view.speed(job) if self.power == "placed" else self.mips
+            run = np.where(eligible, job.length / power, np.inf)
+        return transfer + self.wait(job, view) + run
+
+    def wait(self, job: Job, view) -> np.ndarray:
+        """Estimated wait of ``job`` at every cluster (see the module docstring)."""
+        drained = view.draining_cpus * np.maximum(view.now - view.report_time, 0.0)
+        running = np.maximum(view.running_work - drained, 0.0)
+        queued_work = view.queued_cpu_work + view.in_flight_work
+        spread = (running + queued_work / self.mips) / view.cpus
+        starts_now = (view.queued == 0) & (view.free_cpus >= job.cpus)
+        return np.where(starts_now, 0.0, spread)
+
+    def choose(self, job: Job, view) -> Choice:
+        ttr = self.ttr(job, view)
+        if not np.isfinite(ttr).any():
+            return no_cluster(job)
+        feasible = ttr <= job.deadline - view.now
+        if feasible.any():
+            return int(np.argmin(np.where(feasible, ttr, np.inf)))
+        if self.on_infeasible == "reject":
+            return (
+                f"no cluster can finish job {job.id} by its deadline "
+                f"(least estimated TTR {ttr.min():.6g} s, {job.deadline - view.now:.6g} s left)"
+            )
+        return int(np.argmin(ttr))
