@@ -84,15 +84,19 @@ def cost(orders: np.ndarray, jobs: Waiting, free: np.ndarray, now: float, weight
     population, n = orders.shape
     cpus = free.size
     times = np.tile(np.sort(free), (population, 1))
-    rows, columns = np.arange(population), np.arange(cpus)
     sizes, runtimes = jobs.size[orders], jobs.runtime[orders]
-    start = np.empty((population, n))
+    # Per position, for all schedules at once (hoisted out of the loop, which is the hot path):
+    # the flat index of the size-th CPU to be free in each row, and which CPUs the job takes.
+    nth = (np.arange(population)[:, None] * cpus + sizes - 1).T.copy()
+    taken = (np.arange(cpus) < sizes[..., None]).transpose(1, 0, 2).copy()
+    steps = runtimes.T.copy()
+    start = np.empty((n, population))
     for k in range(n):
-        size = sizes[:, k]
-        begin = times[rows, size - 1]  # the size-th CPU to be free (times stay sorted per row)
-        times = np.where(columns < size[:, None], (begin + runtimes[:, k])[:, None], times)
+        begin = times.take(nth[k])  # the times stay sorted per row
+        np.copyto(times, (begin + steps[k])[:, None], where=taken[k])
         times.sort(axis=1)
-        start[:, k] = begin
+        start[k] = begin
+    start = start.T
     end = start + runtimes
     # A CPU's free time only moves when a job takes it, by the idle gap plus the job's run:
     # what the free times moved in all, less the jobs' CPU time, is the idle time.

@@ -95,6 +95,13 @@ class Scratch:
         self.licenses = dict(res.free_licenses)
         self.held: set[tuple[int, str]] = set()
         self._failed: dict[tuple, int] = {}
+        self._widest: int | None = None
+
+    def widest(self) -> int:
+        """Most CPUs still free on one machine: a single-machine job asking more cannot fit (lazy)."""
+        if self._widest is None:
+            self._widest = int(self.free.max(initial=0))
+        return self._widest
 
     def license_need(self, job: Job, plan: Plan) -> dict[str, int]:
         return self.res.license_need(job, plan, self.held)
@@ -138,6 +145,7 @@ class Scratch:
             self.held.update((m, lic) for m, _ in plan for lic in job.licenses)
         self.free -= plan_vector(plan, self.free.size)
         self.total -= job.cpus
+        self._widest = None
 
 
 def _enough(pool: dict[str, int], need: dict[str, int]) -> bool:

@@ -147,6 +147,9 @@ def line_figure(path: Path, title: str, xs: list, lines: dict[str, list], xlabel
         mean = [m for m, _ in v]
         ax.plot(x, mean, marker="o", label=label)
         ax.fill_between(x, [m - h for m, h in v], [m + h for m, h in v], alpha=0.2)
+    means = [v[0] for values in lines.values() for v in values if v is not None and v[0] > 0]
+    if means and max(means) > 100 * min(means):
+        ax.set_yscale("log")  # series orders of magnitude apart (PARS/BARS vs MCRS/LARS TTR)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)

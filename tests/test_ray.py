@@ -90,6 +90,24 @@ def test_larger_scenarios_are_byte_identical_on_ray(ray_instance, tmp_path, buil
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
 
 
+def test_preemptive_cs2_runs_are_byte_identical_on_ray_and_report_their_scheduler_cost(
+    ray_instance, tmp_path
+):
+    # Two CS 2.0 clusters (preemptions of every kind), every partition in its own actor.
+    raw = many_clusters(count=2, jobs=120)
+    for cluster in raw["clusters"]:
+        cluster["policy"] = "cs2[preempt=stop]" if cluster["name"] == "c1" else "cs2"
+        cluster["machines"] = [{"count": 3, "cpus": 4, "mips": 100.0}]
+    scenario = parse(raw, "test")
+    inproc = run(scenario, tmp_path / "inproc")
+    on_ray = run(scenario, tmp_path / "ray", backend=ray_backend(hosts=3, checkpoint_every=0))
+    assert inproc.summary["grid"]["preemptions"] > 0
+    assert same_files(tmp_path / "inproc", tmp_path / "ray")
+    calls = {name: c["calls"] for name, c in on_ray.summary["scheduler"]["clusters"].items()}
+    assert calls == {name: c["calls"] for name, c in inproc.summary["scheduler"]["clusters"].items()}
+    assert all(n > 0 for n in calls.values())
+
+
 def test_partitions_are_grouped_contiguously():
     assert group_partitions(5, 2) == [[0, 1, 2], [3, 4]]
     assert group_partitions(3, 8) == [[0], [1], [2]]

@@ -194,3 +194,30 @@ def test_priorities_travel_to_the_clusters_and_started_jobs_leave_the_load(tmp_p
     rows = run_scenario(tmp_path, [cluster("a"), cluster("b")], jobs, meta="two-level[heuristics=user]")
     assert [rows[i]["cluster"] for i in range(1, 6)] == ["a", "b", "a", "b", "a"]
     assert [rows[i]["start"] for i in range(1, 6)] == [11, 1, 1, 61, 111]
+
+
+def test_the_readmes_two_level_commands_run(tmp_path, capsys):
+    # The README's three cases of the two-level experiment, with fewer jobs; the priority
+    # reaches the clusters (MS case) and the policies named are the ones that ran.
+    import json
+    import shlex
+    from pathlib import Path
+
+    from emulator.cli import main
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    commands = [
+        shlex.split(line)
+        for line in readme.splitlines()
+        if line.startswith("gridemu run --preset two-level --set 'meta")
+    ]
+    assert len(commands) == 3
+    for i, argv in enumerate(commands):
+        out = tmp_path / str(i)
+        assert main([*argv[1:], "--set", "workload.jobs=80", "--out", str(out), "--quiet"]) == 0
+        assert "80 jobs: 80 finished" in capsys.readouterr().out
+        effective = (out / "scenario.toml").read_text()
+        for setting in (argv[5], argv[7]):  # meta.policy="...", local.policy="..."
+            name = setting.split("=", 1)[1].strip('"').split("[")[0]
+            assert f'policy = "{name}' in effective
+        assert json.loads((out / "summary.json").read_text())["jobs"]["finished"] == 80

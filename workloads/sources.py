@@ -179,6 +179,7 @@ def read_spec(t: Table, defaults: Any) -> Any:
 
     ``tuple[x, x]`` is a ``[low, high]`` range, ``tuple[x, ...]`` a non-empty
     list, ``tuple[x, x, x]`` a list of exactly three; numbers are >= 0.
+    ``tuple[str, ...]`` is a list of strings (possibly empty).
     """
     hints = typing.get_type_hints(type(defaults))
     values: dict[str, Any] = {}
@@ -186,7 +187,16 @@ def read_spec(t: Table, defaults: Any) -> Any:
         default = getattr(defaults, f.name)
         hint = hints[f.name]
         args = typing.get_args(hint)
-        if typing.get_origin(hint) is tuple:
+        if typing.get_origin(hint) is tuple and args[0] is str:
+            strings = t.get(
+                f.name,
+                list,
+                list(default),
+                check=lambda v: all(isinstance(x, str) for x in v),
+                expected="a list of strings",
+            )
+            values[f.name] = tuple(strings)
+        elif typing.get_origin(hint) is tuple:
             integer = args[0] is int
             if len(args) == 2 and args[1] is not Ellipsis:
                 values[f.name] = t.pair(f.name, default, integer=integer)

@@ -43,7 +43,8 @@ Readings where the paper is silent (each a parameter or documented here):
 - Jobs are the paper's SMP jobs: a ``spread`` job is run as a single-machine
   job of the same size (rejected if no machine is large enough).
 - With an empty queue the engine does not call the policy (nothing could
-  start; a plan could only move running jobs).
+  start; a plan could only move running jobs). With ``period > 0`` the engine
+  calls it at multiples of the period while jobs wait (``LocalPolicy.period``).
 """
 
 from __future__ import annotations
@@ -113,9 +114,6 @@ class ConvergentScheduling(LocalPolicy):
         """How a running ``job`` left out of the plan is preempted."""
         return CHECKPOINT if self.checkpoint and job.checkpointable else self.preempt
 
-    def _stop(self, job_id: int) -> Preempt:
-        return Preempt(job_id, STOP, self.overheads[STOP])
-
     def schedule(self, view) -> list[Decision | Preempt]:
         if self._jobs is None:
             self._jobs = _JobColumns(view.resources)
@@ -131,7 +129,7 @@ class ConvergentScheduling(LocalPolicy):
         runs = list(view.running.values())
         queued = list(view.queue.values())
         r = len(runs)
-        rows = cols.rows([run.job for run in runs] + queued)
+        rows = cols.rows([run.job for run in runs], view.queue)
         n = len(rows)
         done, elapsed = np.zeros(n), np.zeros(n)
         current = np.full(n, -1, dtype=np.int64)
@@ -155,7 +153,7 @@ class ConvergentScheduling(LocalPolicy):
         if not self.restart:
             pinned, lossy = lossy & (current >= 0), np.zeros(n, dtype=bool)
         cpus = cols.cpus[rows]
-        eligible = cols.masks[cols.key[rows]] & (res.capacity[None, :] >= cpus[:, None])
+        eligible = cols.masks[cols.shape[rows]]
         if pinned.any():
             own = np.zeros_like(eligible)
             own[np.flatnonzero(pinned), current[pinned]] = True
@@ -201,20 +199,14 @@ class ConvergentScheduling(LocalPolicy):
             cols.copies,
             self.weights,
         )
-        entries = flat[cs.descending(values, self.sort, self.classes)]
         width = eligible.shape[1]
-        job_of = entries // width
-        machine_of = entries - job_of * width
+        job_of = flat // width
+        machine_of = flat - job_of * width
         needs = [cols.needs[k] for k in keys.tolist()]
-        return cs.match(
-            job_of,
-            machine_of,
-            s["cpus"],
-            cols.capacity,
-            needs,
-            cols.copies.tolist(),
-            cols.per_machine,
-        )
+        order = cs.descending(values, self.sort, self.classes)
+        walk = cs.Walk(s["cpus"], cols.capacity, needs, cols.copies.tolist(), cols.per_machine)
+        walk.walk(job_of[order], machine_of[order])
+        return walk.where
 
     def _decisions(self, view, s: dict, where: np.ndarray) -> list[Decision | Preempt]:
         """Preemptions first (they free what the starts use), then starts and resumes."""
@@ -234,8 +226,8 @@ class ConvergentScheduling(LocalPolicy):
         queued, r = s["queued"], len(runs)
         for k in np.flatnonzero(where[r:] >= 0).tolist():
             job, m = queued[k], int(where[r + k])
-            if current[r + k] >= 0 and m != current[r + k]:  # suspended elsewhere: from zero
-                preempts.append(self._stop(job.id))
+            if current[r + k] >= 0 and m != current[r + k]:  # suspended, placed elsewhere: from zero
+                preempts.append(Preempt(job.id, STOP, self.overheads[STOP]))
             starts.append((job, ((m, job.cpus),)))
         return preempts + starts
 
@@ -245,9 +237,10 @@ class _JobColumns:
 
     Filled once per job, so a plan gathers its jobs' attributes with one
     dictionary lookup per job and vectorized indexing. License sets are
-    interned: ``key`` indexes ``masks`` (machines able to run the set),
-    ``uses`` (the set as a row over the cluster's licenses) and ``needs``
-    (copies per license, for the matching).
+    interned: ``key`` indexes ``uses`` (the set as a row over the cluster's
+    licenses) and ``needs`` (copies per license, for the matching); so are
+    (license set, CPUs) shapes: ``shape`` indexes ``masks``, the machines a
+    job of that shape may use (minimal requirements).
     """
 
     def __init__(self, res) -> None:
@@ -259,6 +252,7 @@ class _JobColumns:
         self.copies = np.array([res.cluster.licenses[n] for n in self.names], dtype=np.int64)
         self.row: dict[int, int] = {}
         self._sets: dict[tuple[str, ...], int] = {}
+        self._shapes: dict[tuple[tuple[str, ...], int], int] = {}
         self.masks = np.zeros((0, len(res.mips)), dtype=bool)
         self.uses = np.zeros((0, len(self.names)), dtype=bool)
         self.needs: list[cs.Needs] = []
@@ -274,14 +268,19 @@ class _JobColumns:
         empty = np.zeros(0)
         self.cpus = grown(getattr(self, "cpus", empty), np.int64)
         self.key = grown(getattr(self, "key", empty), np.int64)
+        self.shape = grown(getattr(self, "shape", empty), np.int64)
         self.checkpointable = grown(getattr(self, "checkpointable", empty), bool)
         for name in ("length", "deadline", "submit"):
             setattr(self, name, grown(getattr(self, name, empty), float))
 
-    def rows(self, jobs: list[Job]) -> np.ndarray:
-        """The rows of ``jobs``, in this order (a job seen for the first time gets one)."""
-        row, add = self.row, self._add
-        return np.array([r if (r := row.get(j.id)) is not None else add(j) for j in jobs], dtype=np.int64)
+    def rows(self, running: list[Job], queue: dict[int, Job]) -> np.ndarray:
+        """The rows of the running jobs then the queued ones, in order (new jobs get a row)."""
+        found = [self.row.get(job.id) for job in running]
+        found += map(self.row.get, queue)  # dict keys: job ids, at C speed
+        if None in found:
+            jobs = [*running, *queue.values()]
+            found = [self._add(jobs[i]) if r is None else r for i, r in enumerate(found)]
+        return np.array(found, dtype=np.int64)
 
     def _add(self, job: Job) -> int:
         r = self.size
@@ -295,6 +294,12 @@ class _JobColumns:
         self.submit[r] = job.submit
         self.checkpointable[r] = job.checkpointable
         self.key[r] = self._set(job.licenses)
+        shape = self._shapes.get((job.licenses, job.cpus))
+        if shape is None:
+            shape = self._shapes[(job.licenses, job.cpus)] = len(self.masks)
+            mask = self.res.eligible(job.licenses) & (self.capacity >= job.cpus)
+            self.masks = np.vstack((self.masks, mask[None, :]))
+        self.shape[r] = shape
         return r
 
     def _set(self, licenses: tuple[str, ...]) -> int:
@@ -308,6 +313,5 @@ class _JobColumns:
                 use[0, i] = True
                 counts[i] = counts.get(i, 0) + 1
             self.uses = np.vstack((self.uses, use))
-            self.masks = np.vstack((self.masks, self.res.eligible(licenses)[None, :]))
             self.needs.append(tuple(sorted(counts.items())))
         return key

@@ -151,11 +151,11 @@ def descending(values: np.ndarray, sort: str = "quick", classes: int = 1024) -> 
     """Positions of ``values`` from the highest to the lowest; ties in position order.
 
     ``quick``: numpy's quicksort (introsort) on the floats; exact ties, rare
-    with real data, are then put in position order so the result is the same
+    with real data, are then put in position order, so the result is the same
     on every machine. ``counting``: the values mapped affinely from their range
-    ``[min, max]`` onto ``classes`` integer classes and sorted by class with
-    numpy's stable sort, which for 16-bit keys is a radix sort (counting
-    passes, linear time); entries of one class stay in position order.
+    ``[min, max]`` onto ``classes`` integer classes (best first) and sorted by
+    class with numpy's stable sort, which for 16-bit keys is a radix sort
+    (counting passes, linear time); entries of one class stay in position order.
     """
     if values.size == 0:
         return np.zeros(0, dtype=np.intp)
@@ -177,6 +177,74 @@ def descending(values: np.ndarray, sort: str = "quick", classes: int = 1024) -> 
     return order
 
 
+class Walk:
+    """The greedy matching's state: which job is where, CPUs and license copies left.
+
+    Job ``i`` takes machine ``m`` when ``i`` is not placed yet, ``m`` has
+    ``cpus[i]`` CPUs left of ``capacity[m]`` and the job's license copies are
+    available (``needs[i]``; per machine, a machine already holding a license
+    in the plan needs no new copy).
+    """
+
+    def __init__(
+        self, cpus: np.ndarray, capacity: np.ndarray, needs: list[Needs], copies: list[int], per_machine: bool
+    ) -> None:
+        self.cpus, self.needs, self.per_machine = cpus, needs, per_machine
+        self.where = np.full(len(cpus), -1, dtype=np.int64)
+        self.free = np.array(capacity, dtype=np.int64)
+        self.left = list(copies)
+        self.held: set[tuple[int, int]] = set()
+        self.unplaced = len(cpus)
+
+    def possible(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Which entries could still succeed: job unplaced, machine with the CPUs (both only shrink)."""
+        return (self.where[rows] < 0) & (self.free[cols] >= self.cpus[rows])
+
+    def done(self) -> bool:
+        """Every job placed, or none fits in the CPUs any machine has left."""
+        return not self.unplaced or self.cpus[self.where < 0].min() > self.free.max()
+
+    def walk(self, rows: np.ndarray, cols: np.ndarray, chunk: int = 512) -> None:
+        """Visit entries ``(rows[k], cols[k])`` in order, exactly as one by one, in doubling chunks:
+        in each, only the entries that could still succeed are walked in Python."""
+        cpus, needs, start, total = self.cpus.tolist(), self.needs, 0, len(rows)
+        while start < total and not self.done():
+            stop = min(total, start + chunk)
+            r, c = rows[start:stop], cols[start:stop]
+            hit = np.flatnonzero(self.possible(r, c))
+            if hit.size:
+                free, placed = self.free.tolist(), {}  # placed in this chunk: job -> machine
+                for i, m in zip(r[hit].tolist(), c[hit].tolist(), strict=True):
+                    if free[m] < cpus[i] or i in placed:
+                        continue
+                    if needs[i] and not self._take_copies(needs[i], m):
+                        continue
+                    placed[i] = m
+                    free[m] -= cpus[i]
+                if placed:
+                    self.where[list(placed)] = list(placed.values())
+                    self.unplaced -= len(placed)
+                    self.free = np.array(free, dtype=np.int64)
+            start, chunk = stop, chunk * 2
+
+    def _take_copies(self, need: Needs, m: int) -> bool:
+        """Take the copies a job needs on machine ``m`` if all are available; False (nothing taken) if not."""
+        left = self.left
+        if self.per_machine:
+            fresh = [lic for lic, _ in need if (m, lic) not in self.held]
+            if any(left[lic] < 1 for lic in fresh):
+                return False
+            for lic in fresh:
+                left[lic] -= 1
+                self.held.add((m, lic))
+            return True
+        if any(left[lic] < count for lic, count in need):
+            return False
+        for lic, count in need:
+            left[lic] -= count
+        return True
+
+
 def match(
     rows: np.ndarray,
     cols: np.ndarray,
@@ -185,61 +253,8 @@ def match(
     needs: list[Needs],
     copies: list[int],
     per_machine: bool,
-    chunk: int = 512,
 ) -> np.ndarray:
-    """Greedy matching over entries ``(rows[k], cols[k])`` in the given order: each job's machine or -1.
-
-    Job ``i`` takes machine ``m`` when ``i`` is not placed yet, ``m`` has
-    ``cpus[i]`` CPUs left of ``capacity[m]`` and the job's license copies are
-    available (``needs[i]``; per machine, a machine already holding a license
-    in the plan needs no new copy). The walk is exactly the sequential one, but
-    vectorized where it can be: entries are taken in chunks (doubling), and in
-    each chunk only those whose job is still unplaced and whose machine still
-    has the CPUs (both only ever shrink, so the others would fail anyway) are
-    walked in Python. It stops when every job is placed or no unplaced job
-    fits in the CPUs any machine has left.
-    """
-    n = len(cpus)
-    where = np.full(n, -1, dtype=np.int64)
-    free = np.array(capacity, dtype=np.int64)
-    cpus_of = cpus.tolist()
-    left = list(copies)
-    held: set[tuple[int, int]] = set()
-    unplaced, start, total = n, 0, len(rows)
-    while start < total and unplaced:
-        stop = min(total, start + chunk)
-        r, c = rows[start:stop], cols[start:stop]
-        hit = np.flatnonzero((where[r] < 0) & (free[c] >= cpus[r]))
-        if hit.size:
-            placed, free_of = where.tolist(), free.tolist()
-            for i, m in zip(r[hit].tolist(), c[hit].tolist(), strict=True):
-                if placed[i] >= 0 or free_of[m] < cpus_of[i]:
-                    continue
-                need = needs[i]
-                if need and not _take_copies(need, m, left, held, per_machine):
-                    continue
-                placed[i] = m
-                free_of[m] -= cpus_of[i]
-                unplaced -= 1
-            where, free = np.array(placed, dtype=np.int64), np.array(free_of, dtype=np.int64)
-        start, chunk = stop, chunk * 2
-        if unplaced and cpus[where < 0].min() > free.max():
-            break
-    return where
-
-
-def _take_copies(need: Needs, m: int, left: list[int], held: set[tuple[int, int]], per_machine: bool) -> bool:
-    """Take the copies a job needs on machine ``m`` if all are available; False (nothing taken) if not."""
-    if per_machine:
-        fresh = [lic for lic, _ in need if (m, lic) not in held]
-        if any(left[lic] < 1 for lic in fresh):
-            return False
-        for lic in fresh:
-            left[lic] -= 1
-            held.add((m, lic))
-        return True
-    if any(left[lic] < count for lic, count in need):
-        return False
-    for lic, count in need:
-        left[lic] -= count
-    return True
+    """Greedy matching over entries ``(rows[k], cols[k])`` in the given order: each job's machine or -1."""
+    walk = Walk(cpus, capacity, needs, copies, per_machine)
+    walk.walk(rows, cols)
+    return walk.where

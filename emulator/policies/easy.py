@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..model import Job
+from ..model import SINGLE, Job
 from ..placement import Scratch, reserve, speed
 from .local_base import Decision, LocalPolicy
 from .registry import LOCAL
@@ -52,8 +52,8 @@ def backfill(view, queue: Iterator[Job], scratch: Scratch) -> list[Decision]:
     now, res = view.now, view.resources
     reservation = None
     for job in queue:
-        if job.cpus > scratch.total:
-            continue
+        if job.cpus > scratch.total or (job.placement == SINGLE and job.cpus > scratch.widest()):
+            continue  # cannot fit now at all (the common case on a busy cluster): skip cheaply
         if reservation is None:
             reservation = reserve(head, now, scratch, _ends(view, starts))
             if reservation is None:

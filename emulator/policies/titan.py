@@ -83,7 +83,6 @@ class Titan(LocalPolicy):
         self.by_priority = seed == "priority"
         self.mips = min(m.mips for m in cluster.machines) if cluster is not None else 1.0
         self._plan: dict[int, float] = {}  # the last best schedule: job id -> planned start, in order
-        self.last_cp = None  # CP of the last best schedule (read by tests and notebooks)
 
     def schedule(self, view) -> list[Decision]:
         now = view.now
@@ -100,7 +99,6 @@ class Titan(LocalPolicy):
             best = evolve(seed, waiting, free, now, self.weights, self.rng, **self.settings)
         order, start = best.order.tolist(), best.costs.start[0].tolist()
         self._plan = {jobs[i].id: begin for i, begin in zip(order, start, strict=True)}
-        self.last_cp = float(best.costs.cp[0])
         scratch = Scratch(view.resources)
         starts: list[Decision] = []
         due = now + 1e-9 * max(1.0, abs(now))

@@ -13,7 +13,7 @@ Priority levels ``0..P`` (``levels``). A job's priority combines three parts
   ``user_regular * P``.
 
 ``combine = "mean"``: the rounded mean of the parts (halves round up);
-``"sum"``: their rounded sum, clipped to ``P``. ``heuristics = "none"`` gives every
+``"sum"``: their rounded sum; either is clipped to ``0..P``. ``heuristics = "none"`` gives every
 job priority 0 (the paper's "no heuristics" case: Load and Ordering still
 balance the clusters, in arrival order).
 
@@ -148,10 +148,8 @@ class TwoLevel(MetaPolicy):
             parts.append(licenses_part(len(job.licenses), self.license_types, self.levels))
         if "user" in self.heuristics:
             parts.append(self.user.get(job.user_class, 0.0))
-        total = sum(parts)
-        if self.combine == "sum":
-            return min(math.floor(total + 0.5), self.levels)
-        return math.floor(total / len(parts) + 0.5)
+        combined = sum(parts) if self.combine == "sum" else sum(parts) / len(parts)
+        return min(max(math.floor(combined + 0.5), 0), self.levels)  # user weights may push it out
 
     def choose(self, job: Job, view) -> Choice:
         p = self.priority(job)

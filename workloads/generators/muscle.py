@@ -45,6 +45,7 @@ class MuscleGrid:
     rates: tuple[float, ...] = (1.0, 1.2, 1.4, 1.6)
     mips: float = 1.0
     latency: float = 0.1
+    policies: tuple[str, ...] = ()  # a local policy spec per cluster (Fig. 6: TITAN's weights); (): [local]
 
 
 def bounded_pareto(rng: np.random.Generator, low: float, high: float, shape: float, n: int) -> np.ndarray:
@@ -82,7 +83,11 @@ def clusters(spec: MuscleGrid, rng: np.random.Generator) -> list[dict]:
         raise ValueError(
             f"sizes ({len(spec.sizes)}) and rates ({len(spec.rates)}) must have one entry per cluster"
         )
-    return [
+    if spec.policies and len(spec.policies) != len(spec.sizes):
+        raise ValueError(
+            f"policies ({len(spec.policies)}) must have one entry per cluster ({len(spec.sizes)}) or none"
+        )
+    tables = [
         {
             "name": f"C{i}",
             "latency": spec.latency,
@@ -90,3 +95,6 @@ def clusters(spec: MuscleGrid, rng: np.random.Generator) -> list[dict]:
         }
         for i, (size, rate) in enumerate(zip(spec.sizes, spec.rates, strict=True), 1)
     ]
+    for table, policy in zip(tables, spec.policies, strict=False):
+        table["policy"] = policy
+    return tables

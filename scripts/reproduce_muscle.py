@@ -1,0 +1,216 @@
+"""Reproduce MUSCLE's experiments (seed 004): MCP and PB of MUSCLE, DLL and WRAND, TITAN local.
+
+The ``muscle`` preset (clusters of 20/16/12/10 CPUs at service rates
+1.0/1.2/1.4/1.6, Poisson arrivals, bounded-Pareto execution times 5-100 s,
+sizes 1..10, deadline ``arrival + max_c(e_jc) x (1 + dr)``, TITAN in every
+cluster) under the meta policies ``muscle`` (by default it batches the jobs
+submitted at one time), ``dll`` and ``wrand``:
+
+- ``load`` (Fig. 4): the workload level, the paper's mean number of jobs in
+  the queue, 40..160, with ``dr`` in [0, 5] and weights (W_o, W_m, W_i) =
+  (4, 3, 1); also MUSCLE collecting jobs across times (``threshold = 300``:
+  held while every cluster has more than 300 s of work per CPU);
+- ``deadline`` (Fig. 5): ``dr`` in [0, d] for d in DEADLINES, at levels 40
+  and 100;
+- ``weights`` (Fig. 6): per-cluster weights (12, 3, 1), (8, 3, 1), (4, 3, 1),
+  (1, 3, 1) for C1..C4 (TITAN optimizes with them and MCP is computed with
+  them), at levels 40, 100 and 160;
+- ``threshold`` (only when asked): MUSCLE's collecting threshold at level 100.
+
+The workload level is set by the mean inter-arrival time: LEVELS maps each of
+the paper's levels to one, calibrated with DLL at 4000 jobs (seed 1). The
+script prints the level each run had: the mean number of jobs submitted and
+not yet started (held by MUSCLE, in flight, or queued at a cluster), by
+Little's law ``mean wait x jobs / makespan``. Overloaded runs queue more the
+longer they are, so with another ``--jobs`` the measured levels shift:
+``--interarrivals`` recalibrates. MCP and PB are ``summary.json``'s ``mcp``
+and ``pb`` (see ``emulator/metrics.py``: the clusters' CP over the whole run,
+weighted by their jobs, and its sample deviation); MUSCLE's advantage over a
+policy is ``(MCP_other - MCP_muscle) / MCP_other``, the paper's "outperforms
+by x%".
+
+    python scripts/reproduce_muscle.py [--seeds 1] [--jobs 20000] [--workers N] [--out DIR]
+        [--experiments load,deadline,weights[,threshold]] [--interarrivals 1.22,1.13,1.06,1,0.96]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from reproduce_common import Runs, Series, bar_figure, fmt, line_figure, run_series, table
+
+from workloads import presets
+
+POLICIES = [
+    Series("MUSCLE", ['meta.policy="muscle"']),
+    Series("DLL", ['meta.policy="dll"']),
+    Series("WRAND", ['meta.policy="wrand"']),
+]
+COLLECTING = Series("MUSCLE t=300", ['meta.policy="muscle[threshold=300.0]"'])  # collects across times
+LEVELS = [40, 70, 100, 130, 160]  # the paper's workload levels: mean jobs in the queue
+INTERARRIVALS = [1.22, 1.13, 1.06, 1.00, 0.96]  # mean inter-arrival (s) giving them (DLL, 4000 jobs)
+DEADLINES = [1, 2, 3, 5]  # dr in [0, d]
+DEADLINE_LEVELS = [40, 100]
+WEIGHT_LEVELS = [40, 100, 160]
+WEIGHTS = ["titan[w_over=12.0]", "titan[w_over=8.0]", "titan", "titan[w_over=1.0]"]  # C1..C4, Fig. 6
+THRESHOLDS = [10, 30, 100, 300, 1000]
+PAPER = {  # MUSCLE's MCP advantage (%) over DLL and WRAND, as the text states it
+    "load": {40: (12.1, 8.4), 100: (56.7, 48.9)},
+    "weights": {40: (15.6, None), 100: (57.5, None), 160: (13.7, None)},
+}
+CLAIMS = {
+    "load": "MCP: MUSCLE best at every level, its advantage growing with the load (Fig. 4a); "
+    "PB: slightly worse than DLL below 60 jobs, much better above (Fig. 4b)",
+    "deadline": "MCP: MUSCLE best; small advantage at low load and loose deadlines, largest when deadlines "
+    "are urgent for the load, shrinking again in overload (Fig. 5a, b); PB: MUSCLE best except at low "
+    "load with loose deadlines (Fig. 5c, d)",
+    "weights": "MCP: MUSCLE best at 40, 100 and 160 jobs, ahead of DLL by 15.6%, 57.5%, 13.7%; PB: worse "
+    "than DLL at 40, better above (Fig. 6)",
+    "threshold": "(not in the paper) MUSCLE collects jobs while every cluster has more than `threshold` "
+    "seconds of work per CPU",
+}
+
+
+def grid(metric: str):
+    return lambda summary: summary["grid"][metric]
+
+
+def queued(summary: dict) -> float | None:
+    """Mean number of jobs submitted and not yet started (Little's law over the run)."""
+    g = summary["grid"]
+    if g["mean_wait"] is None or not g["makespan"]:
+        return None
+    return g["mean_wait"] * g["jobs_finished"] / g["makespan"]
+
+
+def advantage(runs: Runs, x, other: str) -> float | None:
+    ours, theirs = runs.mean("MUSCLE", x, grid("mcp")), runs.mean(other, x, grid("mcp"))
+    if ours is None or theirs is None or not theirs[0]:
+        return None
+    return 100.0 * (theirs[0] - ours[0]) / theirs[0]
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}%"
+
+
+def section(runs: Runs, series: list[Series], xs: list, labels: list, paper: dict) -> str:
+    """MCP, PB and the measured level per policy and x; MUSCLE's advantage next to the paper's."""
+    lines = []
+    for title, metric, digits in (("MCP", grid("mcp"), 0), ("PB", grid("pb"), 0), ("level", queued, 0)):
+        rows = [[s.label, *(fmt(runs.mean(s.label, x, metric), digits) for x in xs)] for s in series]
+        lines += ["", title, table(["policy", *map(str, labels)], rows)]
+    if any(s.label == "DLL" for s in series):
+        rows = []
+        for x, label in zip(xs, labels, strict=True):
+            theirs = paper.get(label, (None, None))
+            rows.append(
+                [
+                    str(label),
+                    percent(advantage(runs, x, "DLL")),
+                    percent(theirs[0]),
+                    percent(advantage(runs, x, "WRAND")),
+                    percent(theirs[1]),
+                ]
+            )
+        header = ["", "vs DLL", "paper", "vs WRAND", "paper"]
+        lines += ["", "MUSCLE's MCP advantage", table(header, rows)]
+    return "\n".join(lines)
+
+
+def figures(
+    out: Path, name: str, runs: Runs, series: list[Series], xs: list, labels: list, xlabel: str, caption: str
+) -> None:
+    """MCP and PB against ``labels`` (the runs' x values ``xs``), one line per policy."""
+    for title, metric in (("MCP", "mcp"), ("PB", "pb")):
+        lines = {s.label: [runs.mean(s.label, x, grid(metric)) for x in xs] for s in series}
+        line_figure(out / f"{name}-{metric}.png", f"{title}: {caption}", labels, lines, xlabel, title)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=1, help="repetitions per point (paper: one run)")
+    parser.add_argument("--jobs", type=int, default=20000, help="jobs per run (paper: 20000)")
+    parser.add_argument("--workers", type=int, default=None, help="parallel processes (default: CPUs)")
+    parser.add_argument("--out", type=Path, default=Path("runs/reproduce-muscle"), help="PNG folder")
+    parser.add_argument("--experiments", default="load,deadline,weights", help="and/or threshold")
+    parser.add_argument(
+        "--interarrivals",
+        default=",".join(map(str, INTERARRIVALS)),
+        help=f"mean inter-arrival times standing for the levels {LEVELS}",
+    )
+    args = parser.parse_args(argv)
+    gaps = [float(v) for v in args.interarrivals.split(",")]
+    if len(gaps) != len(LEVELS):
+        parser.error(f"--interarrivals: give {len(LEVELS)} values, one per level {LEVELS}")
+    gap = dict(zip(LEVELS, gaps, strict=True))
+    scenario = presets.path("muscle")
+    fixed = [f"workload.jobs={args.jobs}"]
+    key = "workload.mean_interarrival"
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(f"muscle: MUSCLE vs DLL vs WRAND, TITAN local; {args.jobs} jobs, {args.seeds} seed(s) per point")
+    failures, wall, total = [], 0.0, 0
+
+    def run(series: list[Series], x_key: str, xs: list, extra: list[str]) -> Runs:
+        nonlocal wall, total
+        count = len(series) * len(xs) * args.seeds
+        print(f"  {count} runs", flush=True)
+        runs = run_series(scenario, series, x_key, xs, args.seeds, args.workers, [*fixed, *extra])
+        failures.extend(runs.failures)
+        wall += runs.wall_seconds
+        total += count
+        return runs
+
+    for name in args.experiments.split(","):
+        print(f"\n== {name}: {CLAIMS.get(name, '?')}")
+        if name == "load":
+            xs = [gap[level] for level in LEVELS]
+            series = [*POLICIES, COLLECTING]
+            runs = run(series, key, xs, [])
+            print(section(runs, series, xs, LEVELS, PAPER["load"]))
+            xlabel = "workload level (mean jobs in the queue)"
+            figures(args.out, name, runs, series, xs, LEVELS, xlabel, "workload levels (Fig. 4)")
+        elif name == "deadline":
+            for level in DEADLINE_LEVELS:
+                xs = [[0.0, float(d)] for d in DEADLINES]
+                runs = run(POLICIES, "workload.deadline_ratio", xs, [f"{key}={gap[level]}"])
+                print(f"\nlevel {level} (inter-arrival {gap[level]} s); columns: dr in [0, d]")
+                print(section(runs, POLICIES, xs, DEADLINES, {}))
+                caption = f"deadline ranges at level {level} (Fig. 5)"
+                figures(args.out, f"deadline-{level}", runs, POLICIES, xs, DEADLINES, "dr in [0, d]", caption)
+        elif name == "weights":
+            xs = [gap[level] for level in WEIGHT_LEVELS]
+            runs = run(POLICIES, key, xs, [f"platform.policies={json.dumps(WEIGHTS)}"])
+            print(section(runs, POLICIES, xs, WEIGHT_LEVELS, PAPER["weights"]))
+            for title, metric in (("MCP", "mcp"), ("PB", "pb")):
+                bars = {s.label: [runs.mean(s.label, x, grid(metric)) for x in xs] for s in POLICIES}
+                groups = [f"{level} jobs" for level in WEIGHT_LEVELS]
+                bar_figure(
+                    args.out / f"weights-{metric}.png",
+                    f"{title}: weights per cluster (Fig. 6)",
+                    groups,
+                    bars,
+                    title,
+                )
+        elif name == "threshold":
+            series = [Series(f"t={t}", [f'meta.policy="muscle[threshold={t}.0]"']) for t in THRESHOLDS]
+            runs = run(series, key, [gap[100]], [])
+            x = gap[100]
+            rows = [
+                [s.label, *(fmt(runs.mean(s.label, x, m), 0) for m in (grid("mcp"), grid("pb"), queued))]
+                for s in series
+            ]
+            print(table(["MUSCLE", "MCP", "PB", "level"], rows))
+        else:
+            parser.error(f"--experiments: unknown experiment {name!r}")
+    for failure in failures:
+        print("FAILED", failure, file=sys.stderr)
+    print(f"\n{total - len(failures)}/{total} runs in {wall:.0f} s; plots: {args.out}/")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
