@@ -156,3 +156,11 @@ def line_figure(path: Path, title: str, xs: list, lines: dict[str, list], xlabel
     ax.legend(fontsize="small")
     path.write_bytes(png_bytes(figure))
     return path
+
+
+def report_end(failures: list, total: int, wall: float, out: Path) -> int:
+    """The closing lines every reproduction prints; exit status 1 when a run failed."""
+    for failure in failures:
+        print("FAILED", failure, file=sys.stderr)
+    print(f"\n{total - len(failures)}/{total} runs in {wall:.0f} s; plots: {out}/")
+    return 1 if failures else 0

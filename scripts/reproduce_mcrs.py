@@ -34,7 +34,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from reproduce_common import Runs, Series, fmt, line_figure, run_series, table
+from reproduce_common import Runs, Series, fmt, line_figure, report_end, run_series, table
 
 from workloads import presets
 
@@ -164,10 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         failures += runs.failures
         wall += runs.wall_seconds
         total += count
-    for failure in failures:
-        print("FAILED", failure, file=sys.stderr)
-    print(f"\n{total - len(failures)}/{total} runs in {wall:.0f} s; plots: {args.out}/")
-    return 1 if failures else 0
+    return report_end(failures, total, wall, args.out)
 
 
 if __name__ == "__main__":

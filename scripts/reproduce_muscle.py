@@ -40,7 +40,7 @@ import json
 import sys
 from pathlib import Path
 
-from reproduce_common import Runs, Series, bar_figure, fmt, line_figure, run_series, table
+from reproduce_common import Runs, Series, bar_figure, fmt, line_figure, report_end, run_series, table
 
 from workloads import presets
 
@@ -206,10 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             print(table(["MUSCLE", "MCP", "PB", "level"], rows))
         else:
             parser.error(f"--experiments: unknown experiment {name!r}")
-    for failure in failures:
-        print("FAILED", failure, file=sys.stderr)
-    print(f"\n{total - len(failures)}/{total} runs in {wall:.0f} s; plots: {args.out}/")
-    return 1 if failures else 0
+    return report_end(failures, total, wall, args.out)
 
 
 if __name__ == "__main__":
