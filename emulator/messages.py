@@ -54,6 +54,25 @@ class Status(NamedTuple):
 # Trace rows: (time, kind, job, cluster, cpus, machines, pes, info). FINISH and REJECT end a job;
 # PREEMPT (info: the kind) frees a running job's CPUs, RESUME (info: kind, overhead) takes new ones.
 # Codes are the dictionary indices of the trace's `kind` column: append, never renumber.
+# Perturbations (stress tests): FAIL/REPAIR a machine (machines: it), KILL a running job (info: why),
+# DOWN/UP a whole cluster (outage), LINK a link's new latency/bandwidth, RETURN a job sent back to the meta.
 SUBMIT, DISPATCHED, ARRIVE, START, FINISH, REJECT, PREEMPT, RESUME = range(8)
-EVENT_KINDS = ("submit", "dispatch", "arrive", "start", "finish", "reject", "preempt", "resume")
+FAIL, REPAIR, KILL, DOWN, UP, LINK, RETURN = range(8, 15)
+EVENT_KINDS = (
+    "submit",
+    "dispatch",
+    "arrive",
+    "start",
+    "finish",
+    "reject",
+    "preempt",
+    "resume",
+    "fail",
+    "repair",
+    "kill",
+    "down",
+    "up",
+    "link",
+    "return",
+)
 NO_CPUS: tuple[int, ...] = ()

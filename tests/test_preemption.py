@@ -220,8 +220,8 @@ def test_preempt_and_resume_rows_in_events_arrow(tmp_path):
     events = pa.ipc.open_file(str(tmp_path / "run" / "events.arrow")).read_all()
     kinds = events.column("kind")
     assert kinds.type == pa.dictionary(pa.int8(), pa.string())
-    # Existing codes are stable; the two new kinds come after them.
-    assert kinds.chunk(0).dictionary.to_pylist() == [
+    # Existing codes are stable; newer kinds only ever come after them.
+    assert kinds.chunk(0).dictionary.to_pylist()[:8] == [
         "submit",
         "dispatch",
         "arrive",
