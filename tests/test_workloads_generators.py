@@ -163,8 +163,14 @@ def test_presets_validate_and_run(tmp_path, name):
 
 def test_presets_cover_the_papers():
     assert presets.names() == ["cs2", "mcrs", "muscle", "two-level"]
-    text = presets.path("two-level").read_text()
-    assert 'policy = "least-load"' in text and "two-level" in text  # the paper's policy, named for later
+    for name, meta, local in [
+        ("two-level", "two-level", "flexible"),
+        ("cs2", "least-load", "cs2"),
+        ("mcrs", "mcrs", "fcfs"),
+        ("muscle", "muscle", "titan"),
+    ]:
+        scenario = load(name, ["workload.jobs=10"])
+        assert (scenario.meta.name, scenario.local[0].name) == (meta, local), name
     with pytest.raises(KeyError, match="no preset 'nope'"):
         presets.path("nope")
 
