@@ -325,3 +325,17 @@ def _check_unique(jobs: list[Job], t: Table) -> None:
         if job.id in seen:
             raise ScenarioError(f"{t.source}: workload has two jobs with id {job.id}; ids must be unique")
         seen.add(job.id)
+
+
+def build_platform(raw: dict, source: str, base: Path = Path(".")) -> Platform:
+    """The platform of a scenario document alone, without reading its workload.
+
+    For readers of a run directory (reports): its ``scenario.toml`` may describe
+    the clusters by a ``[platform]`` generator or trace rather than list them,
+    and the generators are deterministic under the seed, so this rebuilds them.
+    """
+    top = Table(raw, source)
+    seed = top.number("seed", 1, low=0, integer=True)
+    default_spec = top.table("local", {}).get("policy", str, "fcfs")
+    clusters, _ = _clusters(_cluster_tables(top, seed, base), default_spec)
+    return Platform(tuple(clusters))

@@ -22,6 +22,7 @@ from matplotlib.image import imread
 
 from emulator import load_scenario, open_sweep, run
 from emulator.cli import main
+from emulator.metrics import usage_series
 from emulator.report import build_report, load_run, plan_report, write_report
 from emulator.report.data import categories
 from emulator.report.distributions import distributions
@@ -29,6 +30,7 @@ from emulator.report.gantt import gantt_bars, gantt_figure, run_segments
 from emulator.report.late import outcomes
 from emulator.report.queue import queue_lengths
 from emulator.report.share import shares
+from emulator.report.style import steps
 from emulator.report.sweep_plot import sweep_figure, sweep_plot
 from emulator.report.usage import cluster_usage, usage_figure
 from emulator.sweep import compare, varied_keys
@@ -346,3 +348,23 @@ def test_the_report_opens_in_headless_chromium(which, run_dir, sweep_dir, tmp_pa
 def test_plans_list_every_figure(run_dir, sweep_dir):
     assert [f.name for f in plan_report(run_dir).figures] == RUN_FIGURES
     assert [f.name for f in plan_report(sweep_dir).figures] == SWEEP_FIGURES
+
+
+def test_a_generated_platform_is_rebuilt_and_per_machine_licenses_are_drawn_as_lu_counts(tmp_path):
+    # The cs2 preset's scenario.toml has a [platform] generator, not [[clusters]]: the report
+    # rebuilds the 150 machines from it, and counts license copies once per machine (CS 2.0).
+    scenario = load_scenario("cs2", ["workload.jobs=300", "workload.mean_interarrival=1"])
+    run(scenario, tmp_path / "run")
+    data = load_run(tmp_path / "run")
+    (shape,) = data.clusters
+    (cluster,) = scenario.platform.clusters
+    assert shape.license_per_machine and cluster.license_per_machine
+    assert shape.machine_cpus.tolist() == [m.cpus for m in cluster.machines]
+    assert shape.license_copies == sum(cluster.licenses.values())
+    (usage,) = cluster_usage(data)
+    per_machine = usage_series(data.jobs, data.events, (True,))
+    per_job = usage_series(data.jobs, data.events)
+    time, drawn = steps(per_machine["time"], per_machine["licenses_used"])
+    assert np.array_equal(usage.time, time) and np.array_equal(usage.levels["licenses_used"], drawn)
+    counted_per_job = steps(per_job["time"], per_job["licenses_used"])[1]
+    assert (drawn <= counted_per_job).all() and (drawn < counted_per_job).any()  # jobs share copies

@@ -16,8 +16,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..config import ScenarioError
 from ..metrics import numbers, rows_of
 from ..model import USER_CLASSES
+from ..scenario import build_platform
 
 RUN_FILES = ("summary.json", "jobs.arrow", "events.arrow", "scenario.toml")
 """What a run directory must hold for a report."""
@@ -25,11 +27,15 @@ RUN_FILES = ("summary.json", "jobs.arrow", "events.arrow", "scenario.toml")
 
 @dataclass(frozen=True)
 class ClusterShape:
-    """What the plots need of a cluster: its name, each machine's CPUs, its license copies."""
+    """What the plots need of a cluster: its name, each machine's CPUs, its license copies.
+
+    ``license_per_machine``: copies are counted once per machine (CS 2.0), as the LU metric does.
+    """
 
     name: str
     machine_cpus: np.ndarray
     license_copies: int
+    license_per_machine: bool = False
 
     @property
     def cpus(self) -> int:
@@ -87,15 +93,29 @@ def load_run(path: Path | str) -> RunData:
         json.loads((path / "summary.json").read_text()),
         read_arrow(path / "jobs.arrow"),
         read_arrow(path / "events.arrow"),
-        tuple(_shape(table) for table in config.get("clusters", [])),
+        _shapes(config, path),
     )
 
 
-def _shape(table: dict) -> ClusterShape:
-    """A cluster of the effective ``scenario.toml`` (every key filled, so no defaults needed)."""
-    counts = [int(m.get("count", 1)) for m in table["machines"]]
-    cpus = np.repeat([int(m["cpus"]) for m in table["machines"]], counts)
-    return ClusterShape(table["name"], cpus, int(sum(table.get("licenses", {}).values())))
+def _shapes(config: dict, path: Path) -> tuple[ClusterShape, ...]:
+    """The clusters of a run's effective ``scenario.toml``: listed, or rebuilt from its ``[platform]``.
+
+    A ``[platform]`` that reads a trace needs that file; without it the run
+    has no cluster shapes (plots that need them are left out), not an error.
+    """
+    try:
+        platform = build_platform(config, str(path / "scenario.toml"), path)
+    except (ScenarioError, OSError):
+        return ()
+    return tuple(
+        ClusterShape(
+            c.name,
+            np.array([m.cpus for m in c.machines], dtype=np.int64),
+            int(sum(c.licenses.values())),
+            c.license_per_machine,
+        )
+        for c in platform.clusters
+    )
 
 
 JOB_STATES = ("late", "on time", "no deadline", "rejected")

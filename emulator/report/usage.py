@@ -36,7 +36,7 @@ class Usage:
 
 def cluster_usage(run: RunData) -> list[Usage]:
     """Every cluster's usage step series, in platform order."""
-    series = usage_series(run.jobs, run.events)
+    series = usage_series(run.jobs, run.events, tuple(c.license_per_machine for c in run.clusters))
     result = []
     for index, shape in enumerate(run.clusters):
         on = series["cluster"] == index
