@@ -33,6 +33,11 @@ class PartitionHost:
         results = self.local.advance(horizon, inboxes)
         return pack_results(results, self.local.compute_seconds)
 
+    def advance_batch(self, batches: dict[int, bytes], h: int) -> bytes | None:
+        """The compiled-graph form of :meth:`advance`: this host's (index ``h``) batch, if it has one."""
+        data = batches.get(h)
+        return None if data is None else self.advance(data)
+
     def policy_stats(self) -> dict[int, dict[str, float]]:
         """Scheduler cost of this host's cluster partitions (wall clock; never in the trace)."""
         return self.local.policy_stats()

@@ -115,6 +115,12 @@ def backend_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="snapshot Ray actors every K rounds to recover from a dead one (0: off; default 1000)",
     )
+    parser.add_argument(
+        "--ray-calls",
+        choices=["compiled", "plain"],
+        default="compiled",
+        help="barrier rounds through a Ray Compiled Graph (~4x cheaper), or one plain call per actor",
+    )
 
 
 def open_backend(args: argparse.Namespace) -> runner.Backend:
@@ -122,7 +128,7 @@ def open_backend(args: argparse.Namespace) -> runner.Backend:
         return runner.in_process
     from actors import ray_backend  # imports Ray: only when asked for
 
-    return ray_backend(args.ray_address, args.partitions, args.checkpoint_every)
+    return ray_backend(args.ray_address, args.partitions, args.checkpoint_every, args.ray_calls == "compiled")
 
 
 def add_inspect(sub) -> None:

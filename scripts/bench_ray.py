@@ -33,6 +33,7 @@ from pathlib import Path
 import ray
 
 from actors import RayTransport, ray_backend
+from actors.compiled import CompiledRounds
 from actors.host import PartitionHost
 from actors.session import init_local
 from emulator import coordinator, run
@@ -40,6 +41,8 @@ from emulator.scenario import parse
 from emulator.sweep import points, process_pool, run_point
 
 PARTITIONS = (1, 2, 4, 16)
+B_INTERARRIVAL = 1.0
+"""Case (b)'s mean inter-arrival (s): 8 x 150 machines of 4 CPUs kept busy, queues of tens of jobs."""
 
 
 class Ticker:
@@ -68,40 +71,72 @@ class Echo:
     def ping(self, data: bytes) -> bytes:
         return data
 
+    def advance_batch(self, batches: dict, h: int) -> bytes | None:
+        return batches.get(h)
+
 
 def barrier_rows(rounds: int) -> list[dict]:
     rows = []
     for n in PARTITIONS:
-        transport = RayTransport(rounds, [[pid] for pid in range(n)], checkpoint_every=0, host=TickerHost)
-        started = time.perf_counter()
-        stats = coordinator.run(transport, 1.0, lambda horizon, results: None)
-        ours = (time.perf_counter() - started) / stats.rounds
-        transport.close()
-        actors = [ray.remote(Echo).options(num_cpus=0.01).remote() for _ in range(n)]
-        ray.get([a.ping.remote(b"") for a in actors])
-        started = time.perf_counter()
-        for _ in range(rounds):
-            ray.get([a.ping.remote(b"x" * 16) for a in actors])
-        raw = (time.perf_counter() - started) / rounds
-        for actor in actors:
-            ray.kill(actor)
-        rows.append(
-            {
-                "table": "barrier",
-                "partitions": n,
-                "rounds/s": 1 / ours,
-                "round ms": ours * 1e3,
-                "ray-round ms": raw * 1e3,
-                "overhead": f"{ours / raw - 1:+.0%}",
-            }
-        )
+        for compiled in (False, True):
+            ours = our_round(n, rounds, compiled)
+            raw = ray_round(n, rounds, compiled)
+            rows.append(
+                {
+                    "table": "barrier",
+                    "partitions": n,
+                    "calls": "compiled" if compiled else "plain",
+                    "rounds/s": 1 / ours,
+                    "round ms": ours * 1e3,
+                    "ray-round ms": raw * 1e3,
+                    "overhead": f"{ours / raw - 1:+.0%}",
+                }
+            )
     return rows
 
 
-def grid(clusters: int, machines: int, jobs: int, interarrival: float) -> dict:
+def our_round(n: int, rounds: int, compiled: bool) -> float:
+    """Seconds per round of our coordinator over ``n`` Ticker partitions, one per actor."""
+    groups = [[pid] for pid in range(n)]
+    transport = RayTransport(rounds, groups, checkpoint_every=0, host=TickerHost, compiled=compiled)
+    transport.next_times()  # the actors are up: their start is not a round's cost
+    started = time.perf_counter()
+    stats = coordinator.run(transport, 1.0, lambda horizon, results: None)
+    elapsed = time.perf_counter() - started
+    transport.close()
+    return elapsed / stats.rounds
+
+
+def ray_round(n: int, rounds: int, compiled: bool) -> float:
+    """Seconds per round of Ray's own parallel call to ``n`` actors with a tiny payload."""
+    actors = [ray.remote(Echo).options(num_cpus=0.01).remote() for _ in range(n)]
+    ray.get([a.ping.remote(b"") for a in actors])
+    if compiled:
+        graph = CompiledRounds(actors)
+        call = graph.call
+    else:
+        graph = None
+
+        def call(batches: dict) -> list:
+            return ray.get([actors[h].ping.remote(data) for h, data in batches.items()])
+
+    batch = {h: b"x" * 16 for h in range(n)}
+    call(batch)
+    started = time.perf_counter()
+    for _ in range(rounds):
+        call(batch)
+    elapsed = time.perf_counter() - started
+    if graph is not None:
+        graph.close()
+    for actor in actors:
+        ray.kill(actor)
+    return elapsed / rounds
+
+
+def grid(clusters: int, machines: int, jobs: int, interarrival: float, policy: str) -> dict:
     return {
         "name": f"{clusters}x{machines}",
-        "local": {"policy": "easy"},
+        "local": {"policy": policy},
         "clusters": [
             {
                 "name": f"c{i}",
@@ -122,10 +157,18 @@ def grid(clusters: int, machines: int, jobs: int, interarrival: float) -> dict:
 
 def backend_rows() -> list[dict]:
     rows = []
-    cases = {"a: 4x50, 20k jobs": grid(4, 50, 20_000, 2.0), "b: 8x150, 10k jobs": grid(8, 150, 10_000, 0.5)}
+    cases = {
+        "a: 4x50, 20k jobs, easy": grid(4, 50, 20_000, 2.0, "easy"),
+        "b: 8x150, 10k jobs, cs2": grid(8, 150, 10_000, B_INTERARRIVAL, "cs2"),
+    }
+    backends = {
+        "inproc": None,
+        "ray, 2 actors, plain": ray_backend(hosts=2, checkpoint_every=0, compiled=False),
+        "ray, 2 actors, compiled": ray_backend(hosts=2, checkpoint_every=0),
+    }
     for label, raw in cases.items():
         scenario = parse(raw, label)
-        for name, backend in (("inproc", None), ("ray, 2 actors", ray_backend(hosts=2, checkpoint_every=0))):
+        for name, backend in backends.items():
             with tempfile.TemporaryDirectory() as tmp:
                 started = time.perf_counter()
                 kwargs = {} if backend is None else {"backend": backend}

@@ -74,11 +74,12 @@ def kth_slice() -> dict:
     }
 
 
-@pytest.mark.parametrize("hosts", [1, 2, 3])
-def test_quickstart_is_byte_identical_on_ray_whatever_the_grouping(ray_instance, tmp_path, hosts):
+@pytest.mark.parametrize(("hosts", "compiled"), [(1, True), (2, True), (3, True), (2, False)])
+def test_quickstart_is_byte_identical_on_ray_whatever_the_grouping(ray_instance, tmp_path, hosts, compiled):
     scenario = load_scenario("quickstart", ["workload.jobs=150"])
     run(scenario, tmp_path / "inproc")
-    run(scenario, tmp_path / "ray", backend=ray_backend(hosts=hosts, checkpoint_every=0))
+    backend = ray_backend(hosts=hosts, checkpoint_every=0, compiled=compiled)
+    run(scenario, tmp_path / "ray", backend=backend)
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
 
 
@@ -127,14 +128,14 @@ class Killing(RayTransport):
         return results
 
 
-def killing_backend(kill_at: int, checkpoint_every: int):
+def killing_backend(kill_at: int, checkpoint_every: int, compiled: bool = True):
     from contextlib import contextmanager
 
     @contextmanager
     def backend(scenario):
-        transport = Killing(
-            scenario, group_partitions(len(scenario.platform.clusters) + 1, 2), checkpoint_every
-        )
+        groups = group_partitions(len(scenario.platform.clusters) + 1, 2)
+        transport = Killing(scenario, groups, checkpoint_every, compiled=compiled)
+        assert transport.compiled == compiled, transport.plain_reason
         transport.kill_at = kill_at
         try:
             yield transport
@@ -144,10 +145,14 @@ def killing_backend(kill_at: int, checkpoint_every: int):
     return backend
 
 
-def test_a_dead_actor_is_recovered_from_its_checkpoint_and_the_trace_is_unchanged(ray_instance, tmp_path):
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled-graph", "plain-calls"])
+def test_a_dead_actor_is_recovered_from_its_checkpoint_and_the_trace_is_unchanged(
+    ray_instance, tmp_path, compiled
+):
     scenario = load_scenario("quickstart", ["workload.jobs=200"])
     run(scenario, tmp_path / "inproc")
-    run(scenario, tmp_path / "ray", backend=killing_backend(kill_at=130, checkpoint_every=50))
+    backend = killing_backend(kill_at=130, checkpoint_every=50, compiled=compiled)
+    run(scenario, tmp_path / "ray", backend=backend)
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
 
 
