@@ -28,6 +28,9 @@ class PartitionHost:
     def next_times(self) -> dict[int, float]:
         return self.local.next_times()
 
+    def busy(self) -> dict[int, bool]:
+        return self.local.busy()
+
     def advance(self, data: bytes) -> bytes:
         horizon, inboxes = unpack_inboxes(data)
         results = self.local.advance(horizon, inboxes)

@@ -29,7 +29,9 @@ def pack_results(results: Results, compute_seconds: float) -> bytes:
 
 def unpack_results(data: bytes) -> tuple[float, Results]:
     compute, raw = msgpack.unpackb(data, use_list=False, strict_map_key=False)
-    return compute, {pid: ([_message(m) for m in out], nxt, rows) for pid, (out, nxt, rows) in raw.items()}
+    return compute, {
+        pid: ([_message(m) for m in out], nxt, rows, busy) for pid, (out, nxt, rows, busy) in raw.items()
+    }
 
 
 def _message(fields: tuple) -> Message:

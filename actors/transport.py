@@ -90,6 +90,12 @@ class RayTransport:
             times.update(part)
         return times
 
+    def busy(self) -> dict[int, bool]:
+        busy: dict[int, bool] = {}
+        for part in ray.get([host.busy.remote() for host in self.hosts]):
+            busy.update(part)
+        return busy
+
     def advance(self, horizon: float, inboxes: dict[int, list[Message]]) -> Results:
         batches: dict[int, dict[int, list[Message]]] = {}
         for pid, inbox in inboxes.items():

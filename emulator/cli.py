@@ -213,7 +213,8 @@ def format_summary(summary: dict) -> str:
     ]
     jobs = summary["jobs"]
     lines.insert(1, "-" * len(lines[0]))
-    lines.append(f"{jobs['total']} jobs: {jobs['finished']} finished, {jobs['rejected']} rejected")
+    killed = f", {jobs['killed']} killed at their estimate" if jobs.get("killed") else ""
+    lines.append(f"{jobs['total']} jobs: {jobs['finished']} finished, {jobs['rejected']} rejected{killed}")
     skipped = summary.get("workload", {}).get("skipped", [])
     if skipped:
         count = summary["workload"]["skipped_lines"]

@@ -16,29 +16,45 @@ import numpy as np
 
 from .backlog import Backlog
 from .execution import Run
+from .failures import ESTIMATE, FAILURE, OUTAGE, RETURN, FailureProcess, Failures, Outage, lost_reason
 from .messages import (
     ARRIVE,
+    DOWN,
+    FAIL,
     FINISH,
+    KILL,
+    LINK,
     META,
     NO_CPUS,
     PREEMPT,
     REJECT,
+    REPAIR,
     RESUME,
+    RETURN_JOB,
     START,
     STATUS,
     SUBMIT,
+    UP,
     Message,
     Status,
 )
-from .model import Cluster, Job, LinkClock
+from .messages import RETURN as RETURN_ROW
+from .model import Cluster, Job, Link, LinkClock
 from .policies import LOCAL
 from .policies.registry import PolicySpec
 from .preemption import CHECKPOINT, KEEPS_PROGRESS, KINDS, STOP, Held, Preempt, PreemptionError, resume_info
 from .resources import Pes, Plan
 
 # Event priorities at equal times: completions and internal events before arrivals (GridSim's order);
-# _PLAN marks a planning time of a time-driven policy (``period``), after everything else.
-_FINISH, _TICK, _ARRIVE, _SUBMIT, _PLAN = range(5)
+# _PLAN marks a planning time of a time-driven policy (``period``), after everything else. Failures
+# (:mod:`emulator.failures`) sit between: a job killed at its estimate after the completions, then
+# repairs and ends of outages before failures and outages (back-to-back windows), all before arrivals.
+_FINISH, _TICK, _KILL, _REPAIR, _UP, _FAIL, _DOWN, _ARRIVE, _SUBMIT, _PLAN = range(10)
+# Stress markers (:mod:`emulator.links`): a status report due (``status_period``), a link change. They sort
+# after every other event of their time, so a time whose first event is one has nothing else: it gets no
+# scheduling pass (a report or a link change frees nothing), only a report.
+_REPORT_DUE, _LINK_CHANGE = 90, 91
+_JOBS_CHANGED = True  # data of a _REPORT_DUE marker that keeps the run alive (see busy; pickles as itself)
 
 
 class ClusterView:
@@ -84,6 +100,8 @@ class ClusterPartition:
         direct: list[Job] = (),
         direct_link: LinkClock | None = None,
         report: bool = True,
+        status_period: float = 0.0,
+        failures: Failures | None = None,
     ) -> None:
         self.pid = pid
         self.index = pid - 1
@@ -95,6 +113,7 @@ class ClusterPartition:
         self.queue: dict[int, Job] = {}
         self.running: dict[int, Run] = {}
         self.priority: dict[int, float] = {}
+        self._running_priority: dict[int, float] = {}  # of running jobs, restored if they are requeued
         self.preempted: dict[int, Held] = {}
         self.period = self.policy.period  # > 0: the policy plans at multiples of it only
         self._plan_at = math.inf  # the pending planning time of a time-driven policy
@@ -111,7 +130,35 @@ class ClusterPartition:
         self._queued_work = 0.0
         self.report = report
         self.backlog = Backlog() if report else None
+        self.status_period = status_period  # > 0: report only at its multiples (stress: stale information)
+        self._report_at = math.inf  # the pending report time (status_period)
+        self.link = cluster.link  # the link to the meta-scheduler in force now
+        self._link_report = (0.0, 0.0)  # Status latency/bandwidth: (0, 0) unless the link ever changes
+        self._link_news = False  # a link change not reported yet
+        self._status_due = -math.inf  # the last report's delivery: reports stay in order when latency drops
+        # Events that free nothing by themselves (stress markers; failures, repairs and outages, whose
+        # repairs and ends free CPUs only while the cluster is impaired): see _reject_stuck.
+        self._markers = 0
+        # Foreground work beyond the queue and the running jobs (``busy``, the coordinator's termination):
+        # jobs on their way in (pending arrivals), and reports due that carry a job's change. Every other
+        # event is background (failures, repairs, outages, link changes, any new perturbation's) or belongs
+        # to a running job (completions, ticks, kills at the estimate).
+        self._incoming = 0
+        self._reports = 0
+        self.kill_at_estimate = False
+        self._kills: dict[int, int] = {}  # job id -> kills by failures and outages (lost above max_kills)
+        self._impaired = False  # a machine or the whole cluster down: a stuck queue may start later
+        self._down: Outage | None = None  # the outage in force
+        self._news = False  # a failure, repair or outage the meta-scheduler was not told of yet
+        self._up_report = -1  # Status.up_cpus: -1 unless machines can fail or the cluster go down
+        self._local_ids: set[int] | None = None  # direct-entry jobs, when an outage returns the others
         self._load_direct(direct, direct_link)
+        if cluster.link_changes:
+            self._link_report = (self.link.latency, self.link.bandwidth)
+            for time, link in cluster.link_changes:
+                self._marker_at(time, _LINK_CHANGE, link)
+        if failures is not None:
+            self._init_failures(failures, seed_seq)
         self.view = ClusterView(self)
 
     # -- the partition step ---------------------------------------------------------------------
@@ -120,14 +167,26 @@ class ClusterPartition:
     def next_time(self) -> float:
         return self._events[0][0] if self._events else math.inf
 
-    def advance(self, horizon: float, inbox: list[Message]) -> tuple[list[Message], float, list[tuple]]:
-        """Apply ``inbox``, process every event before ``horizon``; return outbox, next time, rows."""
+    @property
+    def busy(self) -> bool:
+        """Foreground work left: jobs queued (or running), or events other than background ones."""
+        return bool(self.queue or self.running or self._incoming or self._reports)
+
+    def advance(self, horizon: float, inbox: list[Message]) -> tuple[list[Message], float, list[tuple], bool]:
+        """Apply ``inbox``, process every event before ``horizon``; return outbox, next time, rows, busy."""
         for msg in inbox:
-            job, priority = msg.payload
-            self._push(msg.time, _ARRIVE, (Job.from_tuple(job), False, priority))
+            payload = msg.payload
+            job = Job.from_tuple(payload[0])
+            if len(payload) > 2:  # a job an outage sent back carries its kills so far
+                self._kills[job.id] = payload[2]
+            self._push(msg.time, _ARRIVE, (job, False, payload[1]))
+        self._incoming += len(inbox)
         events = self._events
         while events and events[0][0] < horizon:
             self.now = time = events[0][0]
+            if events[0][1] >= _REPORT_DUE:  # only stress markers at this time: no scheduling pass
+                self._quiet_time(time)
+                continue
             while events and events[0][0] == time:
                 _, kind, _, data = heapq.heappop(events)
                 if kind == _FINISH:
@@ -135,21 +194,27 @@ class ClusterPartition:
                 elif kind == _TICK:
                     self.execution.tick(self)
                 elif kind == _ARRIVE:
+                    self._incoming -= 1
                     self._arrive(*data)
                 elif kind == _SUBMIT:
                     self._rows.append((time, SUBMIT, data.id, self.index, 0, NO_CPUS, NO_CPUS, None))
-                # _PLAN only makes this a planning time (see _plan_tick)
+                elif kind >= _REPORT_DUE:
+                    self._marker(kind, data)
+                elif kind != _PLAN:  # _PLAN only makes this a planning time (see _plan_tick)
+                    self._perturbation(kind, data)
             if self.period:
                 self._plan_tick()
             else:
                 self.schedule()
-                while self.queue and not self.running and not events:
+                while self.queue and not self.running and len(events) == self._markers:
+                    if self._impaired:  # a repair, or the outage's end, will free something
+                        break
                     self._reject_stuck()
             if self.report:
                 self._report()
         out, rows = self._outbox, self._rows
         self._outbox, self._rows = [], []
-        return out, self.next_time, rows
+        return out, self.next_time, rows, self.busy
 
     # -- events -----------------------------------------------------------------------------------
 
@@ -172,6 +237,7 @@ class ClusterPartition:
                 self._events.append((job.submit, _SUBMIT, self._seq, job))
             self._seq += 1
             self._events.append((arrive, _ARRIVE, self._seq, (job, True, 0)))
+        self._incoming += len(jobs)
         heapq.heapify(self._events)
 
     def _arrive(self, job: Job, local: bool, priority: float) -> None:
@@ -180,9 +246,15 @@ class ClusterPartition:
             self._rows.append((time, SUBMIT, job.id, index, 0, NO_CPUS, NO_CPUS, None))
         self._rows.append((time, ARRIVE, job.id, index, 0, NO_CPUS, NO_CPUS, None))
         self.execution.arrived(self)
+        if self._local_ids is not None:  # an outage may return queued jobs: remember what entered how
+            original = job
         job = self.policy.admit(job)
         if local:
             self._changes[4].append(job.id)
+            if self._local_ids is not None:
+                self._local_ids.add(job.id)
+        elif self._local_ids is not None and job is not original:
+            self._originals[job.id] = original  # the job as dispatched, to send back
         reason = self.cluster.fits(job)
         if reason:
             self._rows.append((time, REJECT, job.id, index, 0, NO_CPUS, NO_CPUS, reason))
@@ -195,6 +267,8 @@ class ClusterPartition:
         if self.backlog is not None:
             self.backlog.queued(job)
         self._changes[0].append(job.id)
+        if self._down is not None and not local and self._down.queued == RETURN:
+            self._send_back(job)
 
     def schedule(self) -> None:
         """Run the policy on the current state and apply its decisions in order (starts, preemptions).
@@ -230,7 +304,9 @@ class ClusterPartition:
         ):
             self._plan_at = math.inf
             self.schedule()
-            while self.queue and not self.running and not self._events:
+            while self.queue and not self.running and len(self._events) == self._markers:
+                if self._impaired:  # a repair, or the outage's end, will free something
+                    break
                 self._reject_stuck()
         if self.queue and self._plan_at == math.inf:
             k = math.floor(now / period) + 1
@@ -272,8 +348,8 @@ class ClusterPartition:
         if held is not None:
             held.check_resume(job.id, plan)
         del self.queue[job.id]
-        if self.priority:
-            self.priority.pop(job.id, None)
+        if self.priority and job.id in self.priority:  # kept while it runs, in case it is requeued
+            self._running_priority[job.id] = self.priority.pop(job.id)
         self._queued_work -= job.length if held is None else held.queued_work
         machines, pes = self.resources.allocate(job, plan, chosen)
         speed = (
@@ -295,13 +371,17 @@ class ClusterPartition:
         if self.backlog is not None:
             self.backlog.started(run)
         self.execution.started(self, run)
+        if self.kill_at_estimate and run.end > run.estimated_end:
+            self._push(run.estimated_end, _KILL, run)
 
-    def finish(self, run: Run) -> None:
-        """End ``run`` now and free what it held."""
+    def finish(self, run: Run, row: int = FINISH, info: str | None = None) -> None:
+        """End ``run`` now and free what it held (a ``finish`` row, or a ``kill`` at its estimate)."""
         job = run.job
         del self.running[job.id]
+        if self._running_priority:
+            self._running_priority.pop(job.id, None)
         self.resources.release(job, run.plan, run.machines, run.pes)
-        self._rows.append((self.now, FINISH, job.id, self.index, job.cpus, run.machines, run.pes, None))
+        self._rows.append((self.now, row, job.id, self.index, job.cpus, run.machines, run.pes, info))
         self._changes[2].append(job.id)
         if self.backlog is not None:
             self.backlog.finished(run)
@@ -322,30 +402,50 @@ class ClusterPartition:
             self._queued_work += self.queue[job_id].length - held.queued_work
             held.drop_progress(self.queue[job_id].length, overhead)
             return
-        job = run.job
         if kind not in KINDS:
             raise PreemptionError(f"job {job_id}: preemption kind {kind!r}, expected one of {KINDS}")
-        if kind == CHECKPOINT and not job.checkpointable:
+        if kind == CHECKPOINT and not run.job.checkpointable:
             raise PreemptionError(f"job {job_id} is not checkpointable")
+        self._stop(run, kind, overhead, PREEMPT, kind)
+
+    def _stop(self, run: Run, kind: str, overhead: float, row: int, info: str) -> None:
+        """Take ``run`` off its CPUs now and requeue its job, keeping what ``kind`` keeps.
+
+        A preemption (a ``preempt`` row) or a kill by a failure or an outage (a
+        ``kill`` row): the same requeueing, so a killed job restarts as a preempted
+        one resumes (from zero after ``stop``, from its progress after ``checkpoint``).
+        """
+        job = run.job
         preempted = getattr(self.execution, "preempted", None)
         if preempted is None:
             raise PreemptionError(f"the {type(self.execution).__name__} execution model cannot preempt")
         done = preempted(self, run, kind in KEEPS_PROGRESS)
         self._cancel_finish(run)
-        del self.running[job_id]
+        del self.running[job.id]
         self.resources.release(job, run.plan, run.machines, run.pes)
-        self._rows.append((self.now, PREEMPT, job_id, self.index, job.cpus, run.machines, run.pes, kind))
+        self._rows.append((self.now, row, job.id, self.index, job.cpus, run.machines, run.pes, info))
         waiting = max(0.0, job.length - done)
-        self.preempted[job_id] = Held(kind, done, tuple(m for m, _ in run.plan), overhead, waiting)
-        self.queue[job_id] = job
+        self.preempted[job.id] = Held(kind, done, tuple(m for m, _ in run.plan), overhead, waiting)
+        self.queue[job.id] = job
+        if job.id in self._running_priority:  # the meta-scheduler's priority still holds
+            self.priority[job.id] = self._running_priority.pop(job.id)
         self._queued_work += waiting
         if self.backlog is not None:
             self.backlog.finished(run)
             self.backlog.queued(job)
 
     def _cancel_finish(self, run: Run) -> None:
-        """Drop the pending completion of ``run`` (linear, but preemptions are rare next to events)."""
+        """Drop the pending completion of ``run``, and its kill at its estimate if any.
+
+        Linear, but preemptions and kills are rare next to events.
+        """
         events = self._events
+        if self.kill_at_estimate:
+            kept = [e for e in events if e[3] is not run or (e[1] != _FINISH and e[1] != _KILL)]
+            if len(kept) < len(events):
+                events[:] = kept
+                heapq.heapify(events)
+            return
         for i, event in enumerate(events):
             if event[1] != _FINISH or event[3] is not run:
                 continue
@@ -354,10 +454,216 @@ class ClusterPartition:
             heapq.heapify(events)
             return
 
+    # -- stress: machine failures, outages, kills at the estimate (emulator/failures.py) ----------
+
+    def _init_failures(self, failures: Failures, seed_seq: np.random.SeedSequence) -> None:
+        """Set up this cluster's failure process and outages (background events) and the kill rules."""
+        self.kill_at_estimate = failures.kill_at_estimate
+        self.max_kills = failures.max_kills
+        mine = failures.cluster(self.index)
+        self._failed: set[int] = set()  # machines failed by the failure process
+        self._originals: dict[int, Job] = {}  # dispatched jobs the policy rewrote (admit), as they came
+        if mine.returns:
+            self._local_ids = set()
+        if not mine.active:
+            return
+        self._up_report = self.resources.up_cpus
+        self._failures = FailureProcess(mine.model, len(self.cluster.machines), seed_seq)
+        for m in range(len(self.cluster.machines)):
+            time = self._failures.first_failure(m)
+            if time < math.inf:
+                self._background_at(time, _FAIL, m)
+        for outage in mine.outages:
+            self._background_at(outage.start, _DOWN, outage)
+            self._background_at(outage.end, _UP, outage)
+
+    def _background_at(self, time: float, kind: int, data) -> None:
+        self._markers += 1
+        self._push(time, kind, data)
+
+    def _perturbation(self, kind: int, data) -> None:
+        """Apply a failure, repair, outage start or end, or a kill at an estimate, now."""
+        if kind == _KILL:
+            self._kill_at_estimate(data)
+            return
+        self._markers -= 1
+        self.execution.arrived(self)  # progress up to now, for the models that track it
+        if kind == _FAIL:
+            self._machine_fails(data)
+        elif kind == _REPAIR:
+            self._machine_repaired(data)
+        elif kind == _DOWN:
+            self._cluster_down(data)
+        else:
+            self._cluster_up()
+        self._impaired = self._down is not None or bool(self._failed)
+        self._up_report = self.resources.up_cpus
+        self._news = True
+
+    def _machine_fails(self, m: int) -> None:
+        """Machine ``m`` fails now: its jobs are killed and requeued, its CPUs leave the pool."""
+        now = self.now
+        self._rows.append((now, FAIL, -1, self.index, self.cluster.machines[m].cpus, (m,), NO_CPUS, None))
+        self._failed.add(m)
+        if self._down is None:  # (in an outage, nothing runs and no machine is up anyway)
+            runs = [r for r in self.running.values() if any(pm == m for pm, _ in r.plan)]
+            self._kill_runs(runs, FAILURE)
+            self.resources.fail(m)
+            self._stopped(runs)
+        self._background_at(self._failures.repair_time(m, now), _REPAIR, m)
+
+    def _machine_repaired(self, m: int) -> None:
+        now = self.now
+        self._rows.append((now, REPAIR, -1, self.index, self.cluster.machines[m].cpus, (m,), NO_CPUS, None))
+        self._failed.discard(m)
+        if self._down is None:
+            self.resources.repair(m)
+        time = self._failures.next_failure(m, now)
+        if time < math.inf:
+            self._background_at(time, _FAIL, m)
+
+    def _cluster_down(self, outage: Outage) -> None:
+        """An outage starts: every running job is killed; queued jobs wait, or go back to the meta."""
+        cpus = self.resources.up_cpus
+        self._rows.append((self.now, DOWN, -1, self.index, cpus, NO_CPUS, NO_CPUS, outage.queued))
+        self._down = outage
+        runs = list(self.running.values())
+        self._kill_runs(runs, OUTAGE)
+        for m in range(len(self.cluster.machines)):
+            self.resources.fail(m)
+        self._stopped(runs)
+        if outage.queued == RETURN:
+            local = self._local_ids
+            for job in [j for j in self.queue.values() if j.id not in local]:
+                self._send_back(job)
+
+    def _cluster_up(self) -> None:
+        self._down = None
+        for m in range(len(self.cluster.machines)):
+            if m not in self._failed:
+                self.resources.repair(m)
+        cpus = self.resources.up_cpus
+        self._rows.append((self.now, UP, -1, self.index, cpus, NO_CPUS, NO_CPUS, None))
+
+    def _kill_runs(self, runs: list[Run], why: str) -> None:
+        """Kill ``runs`` now (``why``: failure, outage) and requeue them; lose those killed too often."""
+        for run in runs:
+            job = run.job
+            self._stop(run, CHECKPOINT if job.checkpointable else STOP, 0.0, KILL, why)
+            kills = self._kills[job.id] = self._kills.get(job.id, 0) + 1
+            if kills > self.max_kills:
+                self._lose(job, kills)
+
+    def _stopped(self, runs: list) -> None:
+        """Runs were taken off now: time sharing forecasts the others again (their shares change)."""
+        if runs:
+            stopped = getattr(self.execution, "stopped", None)
+            if stopped is not None:
+                stopped(self)
+
+    def _unqueue(self, job: Job) -> None:
+        """Take a queued job out of the queue for good (lost, or sent back)."""
+        del self.queue[job.id]
+        self.priority.pop(job.id, None)
+        held = self.preempted.pop(job.id, None)
+        self._queued_work -= job.length if held is None else held.queued_work
+        if self.backlog is not None:
+            self.backlog.unqueued(job)
+        self._changes[3].append(job.id)  # left without finishing: the meta-scheduler's accounts drop it
+
+    def _lose(self, job: Job, kills: int) -> None:
+        """A job killed more than ``max_kills`` times is lost: rejected, with the reason."""
+        self._unqueue(job)
+        del self._kills[job.id]
+        self._originals.pop(job.id, None)
+        reason = lost_reason(kills, self.max_kills)
+        self._rows.append((self.now, REJECT, job.id, self.index, 0, NO_CPUS, NO_CPUS, reason))
+
+    def _send_back(self, job: Job) -> None:
+        """Return a queued job to the meta-scheduler (an outage): a ``return`` row and a message.
+
+        It restarts from zero wherever it goes next (a checkpoint stays here); its
+        kills travel with it.
+        """
+        self._unqueue(job)
+        self._rows.append((self.now, RETURN_ROW, job.id, self.index, 0, NO_CPUS, NO_CPUS, OUTAGE))
+        original = self._originals.pop(job.id, job)
+        payload = (original.to_tuple(), self._kills.pop(job.id, 0))
+        self._msg_seq += 1
+        deliver = self.now + self.link.latency
+        self._outbox.append(Message(deliver, self.pid, self._msg_seq, META, RETURN_JOB, payload))
+
+    def _kill_at_estimate(self, run: Run) -> None:
+        """``run`` reached its estimated end still running: killed there, for good (``kill_at_estimate``)."""
+        self.execution.arrived(self)  # progress up to now (time sharing may finish it here)
+        job = run.job
+        if self.running.get(job.id) is not run:
+            return
+        if run.end == math.inf and job.runtime * job.bench - run.done <= 0.0:
+            return  # done: its model notices the completion at its next internal event
+        self._cancel_finish(run)
+        self.finish(run, KILL, ESTIMATE)  # it ends here: the meta-scheduler's accounts drop it
+        self._kills.pop(job.id, None)
+        self._originals.pop(job.id, None)
+        self._stopped([run])
+
+    # -- stress: stale information and link changes (emulator/links.py) -------------------------
+
+    def _marker_at(self, time: float, kind: int, data) -> None:
+        self._markers += 1
+        if data is _JOBS_CHANGED:
+            self._reports += 1
+        self._push(time, kind, data)
+
+    def _quiet_time(self, time: float) -> None:
+        """A time with stress markers only: apply them and report, without a scheduling pass."""
+        events = self._events
+        while events and events[0][0] == time:
+            _, kind, _, data = heapq.heappop(events)
+            self._marker(kind, data)
+        if self.report:
+            self._report()
+
+    def _marker(self, kind: int, data: Link | None) -> None:
+        """Apply a stress marker: a link change now (a ``link`` row; the next report says it)."""
+        self._markers -= 1
+        if data is _JOBS_CHANGED:
+            self._reports -= 1
+        if kind == _LINK_CHANGE:
+            self.link = data
+            self._link_report = (data.latency, data.bandwidth)
+            self._link_news = True
+            info = f"latency={data.latency:g} bandwidth={data.bandwidth:g}"
+            self._rows.append((self.now, LINK, -1, self.index, 0, NO_CPUS, NO_CPUS, info))
+        # _REPORT_DUE only makes this a report time (see _report_due)
+
+    def _report_due(self) -> bool:
+        """With a status period: whether now is a report time (a multiple of it); else make one pending."""
+        now, at = self.now, self._report_at
+        if now >= at:  # its marker was applied at this time
+            self._report_at = math.inf
+            return True
+        if at == math.inf:
+            period = self.status_period
+            k = math.ceil(now / period)
+            while k * period < now:  # float rounding
+                k += 1
+            while k > 0 and (k - 1) * period >= now:
+                k -= 1
+            if k * period == now:
+                return True
+            self._report_at = k * period
+            jobs_changed = any(self._changes[:4])  # else only news (failures, links): not worth staying for
+            self._marker_at(self._report_at, _REPORT_DUE, _JOBS_CHANGED if jobs_changed else None)
+        return False
+
     def _report(self) -> None:
-        """Tell the meta-scheduler what changed, one message per scheduling event."""
+        """Tell the meta-scheduler what changed: after each scheduling event, or at multiples of
+        ``status_period`` (one report carrying every change since the last)."""
         arrived, started, finished, rejected, local = self._changes
-        if not (arrived or started or finished or rejected):
+        if not (arrived or started or finished or rejected or self._link_news or self._news):
+            return
+        if self.status_period and not self._report_due():
             return
         backlog = self.backlog
         status = Status(
@@ -374,8 +680,16 @@ class ClusterPartition:
             backlog.queued_cpu_work,
             backlog.running_work(self.now),
             backlog.draining_cpus,
+            *self._link_report,  # latency, bandwidth
+            self._up_report,
+            self._down is not None,
         )
         self._changes = ([], [], [], [], [])
+        self._link_news = False
+        self._news = False
         self._msg_seq += 1
-        deliver = self.now + self.cluster.link.latency
+        deliver = self.now + self.link.latency
+        if deliver < self._status_due:  # a later report never overtakes an earlier one
+            deliver = self._status_due
+        self._status_due = deliver
         self._outbox.append(Message(deliver, self.pid, self._msg_seq, META, STATUS, status))

@@ -11,6 +11,15 @@ nothing, so it is not called: idle stretches cost no rounds and no calls.
 A transport runs ``advance`` on the partitions it hosts. The in-process
 transport calls them in a loop; the Ray transport (``actors/``) calls actors
 in parallel. Both return the same values, so the trace is the same.
+
+Termination: some events never end (machine failures and repairs, link
+changes: *background* events), so the loop does not wait for the last event.
+Each partition says, with every result, whether it still has *foreground*
+work (jobs to submit, queued, running or held; events other than background
+ones), and the loop stops when no partition has any and no message carrying
+a job is pending (status reports only inform: with nothing left to decide,
+they change nothing). Background events before that point are processed like
+any other.
 """
 
 from __future__ import annotations
@@ -22,10 +31,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from .messages import Message
+from .messages import STATUS, Message
 
 Rows = list[tuple]
-Results = dict[int, tuple[list[Message], float, Rows]]
+Results = dict[int, tuple[list[Message], float, Rows, bool]]
+"""By partition id: ``advance``'s ``(outbox, next event time, trace rows, busy)``."""
 
 
 class Transport(Protocol):
@@ -34,6 +44,9 @@ class Transport(Protocol):
 
     def next_times(self) -> dict[int, float]:
         """Each partition's first event time before any round."""
+
+    def busy(self) -> dict[int, bool]:
+        """Whether each partition has foreground work before any round (see the module docstring)."""
 
     def advance(self, horizon: float, inboxes: dict[int, list[Message]]) -> Results:
         """Call ``advance(horizon, inbox)`` on each partition in ``inboxes``; their results by pid."""
@@ -51,6 +64,9 @@ class InProcess:
 
     def next_times(self) -> dict[int, float]:
         return {pid: p.next_time for pid, p in self.partitions.items()}
+
+    def busy(self) -> dict[int, bool]:
+        return {pid: p.busy for pid, p in self.partitions.items()}
 
     def advance(self, horizon: float, inboxes: dict[int, list[Message]]) -> Results:
         started = time.perf_counter()
@@ -90,7 +106,7 @@ def run(
     stats: RunStats | None = None,
     tick: Callable[[], None] | None = None,
 ) -> RunStats:
-    """Drive the partitions until no event or message is left; ``sink(horizon, results)`` per round.
+    """Drive the partitions until no foreground work is left (module docstring); ``sink`` gets each round.
 
     The rows a round returns are all later than every earlier round's horizon,
     so the sink can write rows as soon as it has sorted one round's. The order
@@ -101,10 +117,14 @@ def run(
     if not lookahead > 0:
         raise ValueError(f"lookahead must be > 0 (every link needs latency > 0), got {lookahead}")
     next_times = transport.next_times()
+    busy = {pid for pid, working in transport.busy().items() if working}
     pending: list[Message] = []
+    carrying = 0  # pending messages other than status reports
     stats = RunStats() if stats is None else stats
     clock = time.perf_counter
     while True:
+        if not busy and not carrying:
+            return stats  # only background events and status reports are left (or nothing)
         lbts = min(next_times.values(), default=math.inf)
         if pending and pending[0].time < lbts:
             lbts = pending[0].time
@@ -114,15 +134,23 @@ def run(
         inboxes = {pid: [] for pid, t in next_times.items() if t < horizon}
         while pending and pending[0].time < horizon:
             msg = heapq.heappop(pending)
+            if msg.kind != STATUS:
+                carrying -= 1
             inboxes.setdefault(msg.dst, []).append(msg)
         started = clock()
         results = transport.advance(horizon, inboxes)
         stats.barrier_seconds += clock() - started - transport.compute_seconds
         stats.compute_seconds += transport.compute_seconds
-        for pid, (outbox, next_time, _) in results.items():
+        for pid, (outbox, next_time, _, working) in results.items():
             next_times[pid] = next_time
+            if working:
+                busy.add(pid)
+            else:
+                busy.discard(pid)
             for msg in outbox:
                 heapq.heappush(pending, msg)
+                if msg.kind != STATUS:
+                    carrying += 1
             stats.messages += len(outbox)
         stats.rounds += 1
         stats.calls += len(results)

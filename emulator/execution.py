@@ -124,6 +124,14 @@ class GridSimSpaceShared:
     def arrived(self, part: ClusterPartition) -> None:
         self._update(part)
 
+    def preempted(self, part: ClusterPartition, run: Run, keep: bool) -> float:
+        """``run`` is stopped now (a failure, an outage): the MI it keeps, as GridSim counts progress.
+
+        Its pending tick stays: a tick with nothing done changes nothing.
+        """
+        self._update(part)
+        return run.done if keep else 0.0
+
     def tick(self, part: ClusterPartition) -> None:
         self.ticks.discard(part.now)
         if not part.running:

@@ -15,6 +15,12 @@ DISPATCH = 0
 """meta -> cluster: payload ``(job tuple, priority)``; the priority the meta policy attached (0: none)."""
 STATUS = 1
 """cluster -> meta: payload a :class:`Status` tuple."""
+RETURN_JOB = 2
+"""cluster -> meta: payload ``(job tuple, kills)``; an outage sends a queued job back (stress tests).
+
+The meta-scheduler dispatches it again; a DISPATCH of a job that was killed
+before carries its kills as a third item: ``(job tuple, priority, kills)``.
+"""
 
 
 class Message(NamedTuple):
@@ -30,10 +36,17 @@ class Status(NamedTuple):
     """A cluster's compact report to the meta-scheduler, sent after each scheduling event.
 
     ``arrived``/``started``/``finished``/``rejected`` list the job ids that changed
-    since the last report; ``local`` the ids that entered directly (not dispatched).
+    since the last report (``finished`` includes jobs killed at their estimate,
+    ``rejected`` jobs sent back by an outage: every id that left the cluster for
+    good); ``local`` the ids that entered directly (not dispatched).
+    ``up_cpus`` and ``down`` say what failures and outages left of the cluster
+    (reported only by clusters that have them).
     The backlog fields (see :class:`emulator.backlog.Backlog`) let a meta policy
     estimate how long a new job would wait: the work queued, and the work the
-    running jobs still have by their estimates at ``time``.
+    running jobs still have by their estimates at ``time``. ``latency`` and
+    ``bandwidth`` are the cluster's link as of ``time``, reported only by
+    clusters whose link changes (``[[stress.links]]``): the meta-scheduler
+    learns of a change only through them.
     """
 
     queued: int
@@ -49,6 +62,10 @@ class Status(NamedTuple):
     queued_cpu_work: float = 0.0  # sum of CPUs x MI over queued jobs (estimates)
     running_work: float = 0.0  # CPU-seconds running jobs still need at `time`, by their estimated ends
     draining_cpus: int = 0  # CPUs of the running jobs counted in running_work (not past their estimate)
+    latency: float = 0.0  # the cluster's link at `time` (s), when it can change (stress); 0: not reported
+    bandwidth: float = 0.0  # the link's bandwidth at `time` (bytes/s); 0: not reported
+    up_cpus: int = -1  # CPUs of the machines up at `time` (failures, outages); -1: not reported (all up)
+    down: bool = False  # the cluster is in an outage at `time`
 
 
 # Trace rows: (time, kind, job, cluster, cpus, machines, pes, info). FINISH and REJECT end a job;

@@ -13,25 +13,31 @@ import math
 
 import numpy as np
 
-from .messages import DISPATCH, DISPATCHED, META, NO_CPUS, REJECT, SUBMIT, Message, Status
-from .model import SINGLE, Job, LinkClock, Platform
+from .messages import DISPATCH, DISPATCHED, META, NO_CPUS, REJECT, RETURN_JOB, SUBMIT, Message, Status
+from .model import SINGLE, Job, Platform, link_clock
 from .policies import META as META_POLICIES
 from .policies.meta_base import HOLD
 from .policies.registry import PolicySpec
 
-_STATUS, _SUBMIT = 0, 1  # status reports at a time are applied before that time's submissions
+# Status reports at a time are applied before that time's submissions, then jobs sent back by outages.
+_STATUS, _SUBMIT, _RETURNED = 0, 1, 2
 
 
 class MetaView:
     """What a meta policy may read. Arrays are indexed by cluster; do not mutate them.
 
-    Static: ``platform``, ``cpus`` (CPUs per cluster), ``bandwidth`` (bytes/s of
-    each cluster's link). From the last :class:`Status` of each cluster (as of
+    Static: ``platform``, ``cpus`` (CPUs per cluster); ``bandwidth`` (bytes/s)
+    and ``latency`` (s) of each cluster's link, as the scenario gives them, then
+    as the cluster last reported them when its link changes (stress tests:
+    never the link's live state). From the last :class:`Status` of each cluster (as of
     ``report_time``): ``reported_queued``, ``running``, ``free_cpus``,
     ``queued_work`` (MI), ``queued_cpu_work`` (CPU x MI), ``running_work``
     (CPU-seconds left by estimate) and ``draining_cpus`` (see
     :mod:`emulator.backlog`). Its own dispatches not yet acknowledged:
     ``in_flight`` (job id -> CPU x MI, per cluster) and ``in_flight_work``.
+    Failures and outages (stress tests), as last reported: ``up_cpus`` (CPUs of
+    the machines up) and ``down`` (in an outage); :meth:`eligible` leaves out the
+    clusters believed down, so no policy sends a job there.
     """
 
     def __init__(self, platform: Platform, rng: np.random.Generator) -> None:
@@ -43,6 +49,7 @@ class MetaView:
         self.cluster_index = {c.name: i for i, c in enumerate(clusters)}
         self.cpus = np.array([c.cpus for c in clusters], dtype=np.int64)
         self.bandwidth = np.array([c.link.bandwidth for c in clusters], dtype=float)
+        self.latency = np.array([c.link.latency for c in clusters], dtype=float)
         self.reported_queued = np.zeros(n, dtype=np.int64)
         self.running = np.zeros(n, dtype=np.int64)
         self.free_cpus = self.cpus.copy()
@@ -53,6 +60,10 @@ class MetaView:
         self.report_time = np.zeros(n)
         self.in_flight: list[dict[int, float]] = [{} for _ in range(n)]
         self.in_flight_work = np.zeros(n)
+        self.up_cpus = self.cpus.copy()
+        self.down = np.zeros(n, dtype=bool)
+        self.any_down = False
+        self._up = ~self.down
         self._eligible: dict[tuple, np.ndarray] = {}
         self._speed: dict[tuple, np.ndarray] = {}
 
@@ -87,6 +98,11 @@ class MetaView:
         return not (self.reported_queued.any() or self.running.any() or any(self.in_flight))
 
     def eligible(self, job: Job) -> np.ndarray:
+        """Clusters that can run ``job``: :meth:`possible` ones not believed down (an outage)."""
+        mask = self.possible(job)
+        return mask & self._up if self.any_down else mask
+
+    def possible(self, job: Job) -> np.ndarray:
         """Clusters whose hardware and licenses can ever run ``job`` (cached per job shape)."""
         key = (job.cpus, job.placement, job.licenses)
         mask = self._eligible.get(key)
@@ -105,6 +121,15 @@ class MetaView:
         self.running_work[c] = status.running_work
         self.draining_cpus[c] = status.draining_cpus
         self.report_time[c] = status.time
+        if status.latency:  # a cluster whose link changes reports it
+            self.latency[c] = status.latency
+            self.bandwidth[c] = status.bandwidth
+        if status.up_cpus >= 0:  # a cluster whose machines can fail, or which can go down, reports it
+            self.up_cpus[c] = status.up_cpus
+            if status.down != self.down[c]:
+                self.down[c] = status.down
+                self._up = ~self.down
+                self.any_down = bool(self.down.any())
         flying = self.in_flight[c]
         if flying:
             for ids in (status.arrived, status.rejected):
@@ -144,7 +169,7 @@ class MetaPartition:
         self.rng = np.random.default_rng(seed_seq)
         self.policy = META_POLICIES.create(policy, rng=self.rng, platform=platform)
         self.view = MetaView(platform, self.rng)
-        self.links = [LinkClock(c.link) for c in platform.clusters]
+        self.links = [link_clock(c.link, c.link_changes) for c in platform.clusters]  # the true links
         self.now = 0.0
         self._seq = 0
         self._msg_seq = 0
@@ -153,17 +178,24 @@ class MetaPartition:
         heapq.heapify(self._events)
         self._rows: list[tuple] = []
         self._outbox: list[Message] = []
-        self._held: list[Job] = []  # jobs the policy holds (HOLD), in submission order
+        self._held: list[Job] = []  # jobs held (HOLD, or every cluster able to run them down), in order
+        self._kills: dict[int, int] = {}  # jobs sent back by outages: their kills so far
 
     @property
     def next_time(self) -> float:
         return self._events[0][0] if self._events else math.inf
 
-    def advance(self, horizon: float, inbox: list[Message]) -> tuple[list[Message], float, list[tuple]]:
+    @property
+    def busy(self) -> bool:
+        """Foreground work left: jobs to submit (returned ones included), or held jobs."""
+        return bool(self._events or self._held)
+
+    def advance(self, horizon: float, inbox: list[Message]) -> tuple[list[Message], float, list[tuple], bool]:
         """Apply status reports, submit and dispatch every job due before ``horizon``."""
         for msg in inbox:
             self._seq += 1
-            heapq.heappush(self._events, (msg.time, _STATUS, self._seq, (msg.src - 1, msg.payload)))
+            kind = _STATUS if msg.kind != RETURN_JOB else _RETURNED
+            heapq.heappush(self._events, (msg.time, kind, self._seq, (msg.src - 1, msg.payload)))
         events = self._events
         while events and events[0][0] < horizon:
             self.now = self.view.now = time = events[0][0]
@@ -175,18 +207,31 @@ class MetaPartition:
                     self.view.apply(*data)
                     self.policy.observe(*data)
                     reported = True
-                else:
+                elif kind == _SUBMIT:
                     submitted.append(data)
                     self._rows.append((time, SUBMIT, data.id, -1, 0, NO_CPUS, NO_CPUS, None))
+                else:  # sent back by an outage (the cluster wrote the `return` row): dispatched again
+                    job_tuple, kills = data[1]
+                    job = Job.from_tuple(job_tuple)
+                    if kills:
+                        self._kills[job.id] = kills
+                    submitted.append(job)
             if submitted or (reported and self._held):
                 self._dispatch(self._held + submitted)
         out, rows = self._outbox, self._rows
         self._outbox, self._rows = [], []
-        return out, self.next_time, rows
+        return out, self.next_time, rows, self.busy
 
     def _dispatch(self, jobs: list[Job]) -> None:
         held = []
-        for job, choice in zip(jobs, self.policy.select(jobs, self.view), strict=True):
+        offered = jobs
+        if self.view.any_down:  # jobs only clusters believed down could run wait here, for an `up` report
+            view = self.view
+            waiting = {j.id for j in jobs if not view.eligible(j).any() and view.possible(j).any()}
+            if waiting:
+                offered = [j for j in jobs if j.id not in waiting]
+        choices = self.policy.select(offered, self.view) if offered else ()
+        for job, choice in zip(offered, choices, strict=True):
             if choice is HOLD:
                 held.append(job)
                 continue
@@ -200,11 +245,15 @@ class MetaPartition:
             self.view.sent(choice, job)
             deliver = self.links[choice].send(self.now, job.in_bytes)
             self._msg_seq += 1
-            self._outbox.append(
-                Message(deliver, META, self._msg_seq, choice + 1, DISPATCH, (job.to_tuple(), priority))
-            )
+            payload = (job.to_tuple(), priority)
+            if self._kills and job.id in self._kills:
+                payload = (*payload, self._kills.pop(job.id))
+            self._outbox.append(Message(deliver, META, self._msg_seq, choice + 1, DISPATCH, payload))
+        if offered is not jobs:
+            held_ids = {j.id for j in held} | waiting
+            held = [j for j in jobs if j.id in held_ids]
         self._held = held
-        if held and not self._events and self.view.idle():
+        if held and not self._events and self.view.idle() and not self.view.any_down:
             reason = f"held by meta policy {self.policy.name} with nothing left that could release it"
             self._rows += [(self.now, REJECT, job.id, -1, 0, NO_CPUS, NO_CPUS, reason) for job in held]
             self._held = []

@@ -18,16 +18,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .failures import ESTIMATE, LOST
 from .model import Cluster, Platform
 from .policies.registry import PolicySpec
 
 BOUND = 10.0
 """Bounded slowdown's runtime floor (s): the field's usual value, so tiny jobs don't dominate."""
 
-ENTER, LEAVE = ("arrive",), ("finish", "reject")
-"""Event kinds that bring a job into a cluster's system (queued or running) or take it out."""
+ENTER, LEAVE = ("arrive",), ("finish", "reject", "return")
+"""Event kinds that bring a job into a cluster's system (queued or running) or take it out (and a
+``kill`` at the job's estimate; a kill by a failure or an outage requeues it)."""
 
-RUN, STOP = ("start", "resume"), ("finish", "preempt")
+RUN, STOP = ("start", "resume"), ("finish", "preempt", "kill")
 """Event kinds that make a job's CPUs and license copies busy, or free them."""
 
 FLOAT, INT = pa.float64(), pa.int64()
@@ -54,8 +56,17 @@ METRICS = (
     "preemptions",
     "preemptions_per_job",
     "wasted_cpu_seconds",
+    "jobs_killed",
+    "jobs_killed_at_estimate",
+    "jobs_lost",
+    "jobs_returned",
 )
 """The keys of the grid's and of each cluster's metrics, in output order."""
+
+FAILURE_METRICS = ("jobs_killed", "jobs_killed_at_estimate", "jobs_lost", "jobs_returned")
+"""Counted from the events (:func:`_failure_counts`): ``kill`` rows (every kill: by a machine failure,
+an outage, or at the job's estimate), those at the estimate (the job ends there), jobs lost (rejected
+after more than ``max_kills`` kills) and ``return`` rows (jobs an outage sent back to the meta-scheduler)."""
 
 CP_WEIGHTS = {"w_makespan": 1.0, "w_idle": 3.0, "w_over": 4.0}
 """Seed 004's CP weights by term (its ``W_i``, ``W_m``, ``W_o``): a cluster whose local policy
@@ -65,7 +76,7 @@ takes these parameters (``titan``) is judged with its own."""
 def summarize(jobs: pa.Table, events: pa.Table, platform: Platform) -> dict:
     """The run's metrics: job counts, then the same metrics for the grid and per cluster.
 
-    ``{"jobs": {"total", "finished", "rejected"}, "grid": {...}, "clusters": {name: {...}}}``,
+    ``{"jobs": {"total", "finished", "rejected"[, "killed"]}, "grid": {...}, "clusters": {name: {...}}}``,
     clusters in platform order; see :func:`_job_metrics` and :func:`_usage` for the metrics.
     License copies in use count one per license a job needs (``len(licenses)``), per job;
     on clusters with ``license_per_machine`` (CS 2.0) one per (machine, license) pair that
@@ -79,6 +90,8 @@ def summarize(jobs: pa.Table, events: pa.Table, platform: Platform) -> dict:
     grid |= _usage_metrics(series, series["cluster"] >= 0, clusters)
     grid["workload_share"] = 1.0 if total_work > 0 else None
     grid["mcp"] = grid["pb"] = None  # from the clusters' CP, below
+    failures = _failure_counts(events, len(clusters))
+    grid |= {key: int(counts.sum()) for key, counts in failures.items()}
     grid = {key: grid[key] for key in METRICS}
     per_cluster = {}
     for index, cluster in enumerate(clusters):
@@ -87,14 +100,19 @@ def summarize(jobs: pa.Table, events: pa.Table, platform: Platform) -> dict:
         metrics |= _usage_metrics(series, series["cluster"] == index, (cluster,))
         metrics["workload_share"] = _ratio(cols["work"][on].sum(), total_work)
         metrics["mcp"], metrics["pb"] = cluster_cp(metrics, cluster), None
+        metrics |= {key: int(counts[index]) for key, counts in failures.items()}
         per_cluster[cluster.name] = {key: metrics[key] for key in METRICS}
     grid["mcp"], grid["pb"] = mcp_pb(list(per_cluster.values()))
+    counts = {
+        "total": len(jobs),
+        "finished": int(cols["finished"].sum()),
+        "rejected": int(_equals(jobs, "status", "rejected").sum()),  # lost jobs too (grid's jobs_lost)
+    }
+    killed = int(_equals(jobs, "status", "killed").sum())
+    if killed:  # killed at their estimate (kill_at_estimate): total = finished + rejected + killed
+        counts["killed"] = killed
     return {
-        "jobs": {
-            "total": len(jobs),
-            "finished": int(cols["finished"].sum()),
-            "rejected": int(_equals(jobs, "status", "rejected").sum()),
-        },
+        "jobs": counts,
         "grid": grid,
         "clusters": per_cluster,
     }
@@ -148,14 +166,20 @@ def _job_columns(jobs: pa.Table) -> dict[str, np.ndarray]:
 
 
 def _preemption_columns(jobs: pa.Table) -> dict[str, np.ndarray]:
-    """Preemptions, seconds on CPUs and wasted CPU-seconds per job (none, for tables without them)."""
+    """Preemptions, seconds on CPUs and wasted CPU-seconds per job (none, for tables without them).
+
+    ``stopped``: preempted, or killed by a failure or an outage (its runs are what ``run_time`` sums).
+    """
     if "preemptions" not in jobs.column_names:
         zeros = np.zeros(len(jobs))
-        return {"preemptions": zeros.astype(np.int64), "run_time": zeros, "wasted": zeros}
+        return {"preemptions": zeros.astype(np.int64), "run_time": zeros, "wasted": zeros, "stopped": zeros}
+    preemptions = numbers(jobs, "preemptions", INT)
+    kills = numbers(jobs, "kills", INT) if "kills" in jobs.column_names else 0
     return {
-        "preemptions": numbers(jobs, "preemptions", INT),
+        "preemptions": preemptions,
         "run_time": numbers(jobs, "run_time"),
         "wasted": numbers(jobs, "wasted_cpu_seconds"),
+        "stopped": preemptions + kills,
     }
 
 
@@ -171,7 +195,7 @@ def _job_metrics(cols: dict[str, np.ndarray], selected: np.ndarray, cpus: int) -
     done = selected & cols["finished"]
     submit, start, finish, deadline = (cols[k][done] for k in ("submit", "start", "finish", "deadline"))
     wait, run = start - submit, finish - start
-    preempted = cols["preemptions"][done] > 0
+    preempted = cols["stopped"][done] > 0
     if preempted.any():
         run = np.where(preempted, cols["run_time"][done], run)
         tw = np.where(preempted, finish - submit - run, wait)
@@ -202,6 +226,31 @@ def _job_metrics(cols: dict[str, np.ndarray], selected: np.ndarray, cpus: int) -
         "preemptions_per_job": _ratio(cols["preemptions"][done].sum(), done.sum()),
         "wasted_cpu_seconds": float(cols["wasted"][selected].sum()),
     }
+
+
+def _failure_counts(events: pa.Table, clusters: int) -> dict[str, np.ndarray]:
+    """Per cluster, the counts of :data:`FAILURE_METRICS` (all zero in a run without failures)."""
+    kind = events.column("kind")
+    counts = {key: np.zeros(clusters, dtype=np.int64) for key in FAILURE_METRICS}
+    if events.num_rows == 0:
+        return counts
+    cluster = numbers(events, "cluster", INT)
+    info = pc.fill_null(events.column("info"), "") if "info" in events.column_names else None
+
+    def per_cluster(mask: np.ndarray) -> np.ndarray:
+        at = cluster[mask]
+        return np.bincount(at[at >= 0], minlength=clusters)[:clusters]
+
+    kills = is_in(kind, ("kill",))
+    if kills.any():
+        counts["jobs_killed"] = per_cluster(kills)
+        if info is not None:
+            counts["jobs_killed_at_estimate"] = per_cluster(kills & is_in(info, (ESTIMATE,)))
+    rejects = is_in(kind, ("reject",))
+    if rejects.any() and info is not None:
+        counts["jobs_lost"] = per_cluster(rejects & np.asarray(pc.starts_with(info, LOST).to_numpy(), bool))
+    counts["jobs_returned"] = per_cluster(is_in(kind, ("return",)))
+    return counts
 
 
 def bounded_slowdown(wait: np.ndarray, run: np.ndarray) -> np.ndarray:
@@ -238,7 +287,12 @@ def _usage_deltas(
     rows = rows_of(cols["id"], numbers(events, "job", INT))
     arrived_at = rows * (cluster.max(initial=0) + 1) + cluster  # one key per (job, cluster)
     is_arrive = is_in(kind, ENTER)
-    leave = is_in(kind, LEAVE) & np.isin(arrived_at, arrived_at[is_arrive])
+    leave = is_in(kind, LEAVE)
+    kills = is_in(kind, ("kill",))
+    if kills.any():  # a job killed at its estimate leaves; one killed by a failure waits to restart
+        info = pc.fill_null(events.column("info"), "")
+        leave |= kills & is_in(info, (ESTIMATE,))
+    leave &= np.isin(arrived_at, arrived_at[is_arrive])
     wanted = is_arrive.astype(np.int64) - leave
     used = is_in(kind, RUN).astype(np.int64) - is_in(kind, STOP)
     time = numbers(events, "time")

@@ -10,6 +10,7 @@ in fact (traces record both, and they differ).
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -165,6 +166,44 @@ class LinkClock:
         return self.busy_until + self.link.latency
 
 
+class ChangingLinkClock(LinkClock):
+    """A :class:`LinkClock` whose link changes over time (stress tests: link degradation).
+
+    ``changes`` are ``(time, Link)`` in time order, each in force from its time
+    on. A message without data (or sent while the link's bandwidth is
+    unlimited) is delivered at send time + the latency in force then. A data
+    transfer waits for the earlier ones on the link, runs at the bandwidth in
+    force when it starts (a later change does not affect a transfer in
+    progress) and then takes the latency in force at its start.
+    """
+
+    __slots__ = ("_links", "_times")
+
+    def __init__(self, link: Link, changes: tuple[tuple[float, Link], ...]) -> None:
+        super().__init__(link)
+        self._times = [t for t, _ in changes]
+        self._links = [link, *(new for _, new in changes)]
+
+    def at(self, time: float) -> Link:
+        """The link in force at ``time`` (a change applies from its own time on)."""
+        return self._links[bisect_right(self._times, time)]
+
+    def send(self, now: float, nbytes: float) -> float:
+        link = self.at(now)
+        if link.transfer_time(nbytes) == 0.0:
+            return now + link.latency
+        start = max(now, self.busy_until)
+        if start > now:
+            link = self.at(start)
+        self.busy_until = start + link.transfer_time(nbytes)
+        return self.busy_until + link.latency
+
+
+def link_clock(link: Link, changes: tuple[tuple[float, Link], ...] = ()) -> LinkClock:
+    """The sending side of ``link``, changing at ``changes`` (a plain :class:`LinkClock` if none)."""
+    return ChangingLinkClock(link, changes) if changes else LinkClock(link)
+
+
 @dataclass(frozen=True)
 class Cluster:
     """A cluster (GridSim: GridResource): machines, a license pool, a local policy, a link.
@@ -179,6 +218,8 @@ class Cluster:
     licenses: dict[str, int] = field(default_factory=dict)
     policy: str = "fcfs"
     license_per_machine: bool = False
+    link_changes: tuple[tuple[float, Link], ...] = ()
+    """Stress tests: ``(time, Link)`` in time order, each the link from its time on (``link`` before)."""
 
     @cached_property
     def cpus(self) -> int:
@@ -241,7 +282,9 @@ class Platform:
 
     @property
     def lookahead(self) -> float:
-        return min(c.link.latency for c in self.clusters)
+        """The least latency of any link at any time (links may change: ``Cluster.link_changes``)."""
+        links = [link for c in self.clusters for link in (c.link, *(new for _, new in c.link_changes))]
+        return min(link.latency for link in links)
 
     def index(self, name: str) -> int:
         for i, cluster in enumerate(self.clusters):

@@ -37,6 +37,8 @@ class Resources:
         self._expose_free()
         self._free_total = int(self.capacity.sum())
         self._free_pes = [list(range(m.cpus)) for m in machines]
+        self.available = self.capacity.copy()  # CPUs of each machine that is up (0: failed, or cluster down)
+        self.up_cpus = self._free_total  # CPUs of the machines that are up
         self.free_licenses: dict[str, int] = dict(sorted(cluster.licenses.items()))
         self.per_machine = cluster.license_per_machine
         self._holders: Counter[tuple[int, str]] = Counter()
@@ -170,6 +172,35 @@ class Resources:
             machines.extend([m] * n)
             self._free[m] -= n
         return machines, pes
+
+    def fail(self, m: int) -> None:
+        """Machine ``m`` goes down: its CPUs leave the pool until :meth:`repair` (stress tests).
+
+        Its jobs must have been stopped first, so every CPU of it is free: policies
+        then see it as a machine with nothing free (``free[m] == 0``), and
+        ``available`` (what plans over whole machines start from) says 0 too.
+        """
+        if not self.available[m]:
+            return
+        n = int(self.capacity[m])
+        if self._free[m] != n:
+            raise OverAllocation(f"machine {m} fails with {n - int(self._free[m])} CPUs still allocated")
+        self._free[m] = 0
+        self._free_total -= n
+        self._free_pes[m] = []
+        self.available[m] = 0
+        self.up_cpus -= n
+
+    def repair(self, m: int) -> None:
+        """Machine ``m`` is back: all its CPUs are free again."""
+        if self.available[m]:
+            return
+        n = int(self.capacity[m])
+        self._free[m] = n
+        self._free_total += n
+        self._free_pes[m] = list(range(n))
+        self.available[m] = n
+        self.up_cpus += n
 
     def release(self, job: Job, plan: Plan, machines: tuple[int, ...], pes: tuple[int, ...]) -> None:
         """Give back what :meth:`allocate` took."""

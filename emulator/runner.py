@@ -74,6 +74,8 @@ def build_partitions(scenario: Scenario, pids: Iterable[int] | None = None) -> l
                 direct[i],
                 link,
                 bool(via_meta),
+                scenario.status_period,
+                scenario.failures,
             )
         )
     return parts

@@ -19,6 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import failures as failure_keys
+from . import links
 from .config import ScenarioError, Table
 from .model import PLACEMENTS, USER_CLASSES, Cluster, Job, Link, Machine, Platform
 from .policies import LOCAL, META, PolicyError, PolicySpec
@@ -49,6 +51,10 @@ class Scenario:
     """Trace lines the reader's rules skipped, each with its line number and reason."""
     extra: pa.Table | None = None
     """Trace columns of the jobs (one row per job, in ``jobs`` order): kept in ``jobs.arrow``."""
+    status_period: float = 0.0
+    """``[stress] status_period``: clusters report only at its multiples (0: after every event)."""
+    failures: failure_keys.Failures | None = None
+    """``[stress]`` machine failures, outages, kills (:mod:`emulator.failures`); None: none of them."""
 
     def seed_sequence(self, stream: int) -> np.random.SeedSequence:
         """The random stream of a partition (its id) or of the workload generator."""
@@ -66,13 +72,41 @@ def load(scenario: str | Path, overrides: list[str] = (), seed: int | None = Non
     return load_raw(raw, source, base, overrides, seed)
 
 
-def read_raw(scenario: str | Path) -> tuple[dict, str, Path]:
-    """A scenario's TOML document, unvalidated: the document, where it came from, its folder."""
+def read_raw(scenario: str | Path, chain: tuple[str, ...] = ()) -> tuple[dict, str, Path]:
+    """A scenario's TOML document, unvalidated: the document, where it came from, its folder.
+
+    ``extends = "NAME"`` (a built-in scenario, a preset or a path relative to
+    the file) starts from that scenario's document: tables merge key by key,
+    anything else (values, arrays, arrays of tables) replaces the extended
+    one's. So a stress scenario is the preset it perturbs plus its ``[stress]``.
+    Relative paths inside the extended document are read from this file's folder.
+    """
     text, source, base = _read(scenario)
     try:
-        return tomllib.loads(text), source, base
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ScenarioError(f"{source}: not valid TOML: {err}") from None
+    parent = raw.pop("extends", None)
+    if parent is None:
+        return raw, source, base
+    if not isinstance(parent, str) or not parent:
+        raise ScenarioError(f"{source}: key 'extends' = {parent!r}: expected the name or path of a scenario")
+    if source in chain:
+        raise ScenarioError(f"{source}: 'extends' goes round in a circle: {' -> '.join([*chain, source])}")
+    target = base / parent if (base / parent).is_file() else parent
+    extended, _, _ = read_raw(target, (*chain, source))
+    return _merged(extended, raw), source, base
+
+
+def _merged(base: dict, over: dict) -> dict:
+    """``base`` with ``over`` on top: tables merge key by key, other values replace."""
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merged(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 def load_raw(
@@ -143,13 +177,37 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
     local_default = top.table("local", {})
     default_spec = local_default.get("policy", str, "fcfs")
     local_default.done()
-    clusters, local = _clusters(_cluster_tables(top, seed, base), default_spec)
+    own_failures: list[Table | None] = []
+    clusters, local = _clusters(_cluster_tables(top, seed, base), default_spec, own_failures)
+    stress = top.table("stress", {})  # every perturbation reads its keys from this one table (docs/stress.md)
+    clusters, status_period = links.read(stress, clusters)  # link degradation, stale information
+    executions = [LOCAL.create(spec).execution for spec in local]
+    failures = failure_keys.read(stress, clusters, own_failures, base, executions)  # failures, outages
     platform = Platform(tuple(clusters))
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(WORKLOAD_STREAM,)))
-    jobs, direct_link, direct, skipped, extra = _workload(top.table("workload"), platform, rng, base)
+    from workloads import perturb
+
+    workload_stress = perturb.read(stress)  # load, bursts, estimates
+    jobs, direct_link, direct, skipped, extra = _workload(
+        top.table("workload"), platform, rng, base, workload_stress, seed
+    )
+    stress.done()  # unknown [stress] keys: once, after every reader of [stress] has read its keys
     top.done()
     return Scenario(
-        name, source, seed, platform, meta, local, jobs, direct_link, direct, top.effective, skipped, extra
+        name,
+        source,
+        seed,
+        platform,
+        meta,
+        local,
+        jobs,
+        direct_link,
+        direct,
+        top.effective,
+        skipped,
+        extra,
+        status_period=status_period,
+        failures=failures,
     )
 
 
@@ -188,7 +246,11 @@ def _policy(table: Table, registry, default: str) -> PolicySpec:
     return spec
 
 
-def _clusters(tables: list[Table], default_policy: str) -> tuple[list[Cluster], list[PolicySpec]]:
+def _clusters(
+    tables: list[Table], default_policy: str, failures: list[Table | None] | None = None
+) -> tuple[list[Cluster], list[PolicySpec]]:
+    """The ``[[clusters]]``; each one's ``[clusters.failures]`` table (or None) goes to ``failures``."""
+    failures = [] if failures is None else failures
     if not tables:
         raise ScenarioError(
             f"{(tables and tables[0].source) or 'scenario'}: at least one [[clusters]] is needed"
@@ -229,6 +291,7 @@ def _clusters(tables: list[Table], default_policy: str) -> tuple[list[Cluster], 
             machines += [Machine(cpus, mips, None if able is None else frozenset(able)) for _ in range(count)]
         if not machines:
             raise t.fail("machines", [], "at least one [[clusters.machines]] table")
+        failures.append(t.table("failures") if t.has("failures") else None)  # read by emulator.failures
         t.done()
         clusters.append(
             Cluster(name, tuple(machines), Link(latency, bandwidth), pool, str(spec), per_machine)
@@ -255,7 +318,11 @@ def _bandwidth(t: Table) -> float:
     return t.number("bandwidth", math.inf, low=0.0, strict_low=True)
 
 
-def _workload(t: Table, platform: Platform, rng: np.random.Generator, base: Path):
+def _workload(t: Table, platform: Platform, rng: np.random.Generator, base: Path, stress, seed: int):
+    """The jobs of ``[workload]``, with the ``[stress]`` workload perturbations (``workloads.perturb``)."""
+    from workloads.perturb import apply as perturb
+    from workloads.table import from_jobs, to_jobs
+
     source = t.choice("source", SOURCES)
     site = t.get(
         "site",
@@ -274,15 +341,18 @@ def _workload(t: Table, platform: Platform, rng: np.random.Generator, base: Path
         jobs = [_gridlet(g) for g in t.tables("gridlets")]
         if site:
             jobs = [j if j.site else j.replace(site=site) for j in jobs]
+        if stress.active:  # the same perturbation as every other source's, on the gridlets as a table
+            jobs = to_jobs(perturb(from_jobs(jobs), stress, seed))
     else:
         from workloads.sources import workload_table
-        from workloads.table import to_jobs, trace_columns
+        from workloads.table import trace_columns
 
         table, skipped = workload_table(t, source, platform, rng, base, site)
         if site and source not in ("swf", "gwf", "alea"):  # trace readers name every job's site themselves
             sites = table.column("site")
             filled = pc.if_else(pc.equal(sites, ""), site, sites)
             table = table.set_column(table.column_names.index("site"), "site", filled)
+        table = perturb(table, stress, seed)
         jobs = to_jobs(table)
         names = trace_columns(table)
         extra = table.select(names) if names else None

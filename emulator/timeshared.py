@@ -95,8 +95,10 @@ class SharedResources(Resources):
         self._loads = [[0] * m.cpus for m in cluster.machines]
 
     def pe_loads(self) -> list[list[int]]:
-        """Jobs running on each PE, per machine (a copy a policy may change)."""
-        return [list(loads) for loads in self._loads]
+        """Jobs running on each PE, per machine (a copy a policy may change); none on a machine down."""
+        if self.up_cpus == self.cluster.cpus:
+            return [list(loads) for loads in self._loads]
+        return [list(loads) if up else [] for loads, up in zip(self._loads, self.available, strict=True)]
 
     def allocate(
         self, job: Job, plan: Plan, chosen: Pes | None = None
@@ -148,12 +150,10 @@ class GridSimTimeShared:
         self.last_update = 0.0
         self.ticks: set[float] = set()
         self.mips = 0.0
-        self.pes = 0
 
     def _rating(self, part: ClusterPartition) -> None:
-        if not self.pes:  # machine 0's PE rating, for every gridlet; all PEs of all machines
+        if not self.mips:  # machine 0's PE rating, for every gridlet; shared by all PEs that are up
             self.mips = float(part.cluster.machines[0].mips)
-            self.pes = part.cluster.cpus
 
     def _update(self, part: ClusterPartition) -> None:
         """``updateGridletProcessing``: progress since the last update, shared as the list was."""
@@ -165,7 +165,7 @@ class GridSimTimeShared:
         if not runs:
             return
         self._rating(part)
-        high, low, count = mi_shares(self.mips * span, len(runs), self.pes)
+        high, low, count = mi_shares(self.mips * span, len(runs), part.resources.up_cpus)
         for i, run in enumerate(runs.values()):
             run.done += high if i < count else low
 
@@ -183,7 +183,7 @@ class GridSimTimeShared:
         if not runs:
             return  # GridSim sends an event with delay 0 here: it is ignored (no update at its time)
         self._rating(part)
-        high, low, count = mi_shares(self.mips, len(runs), self.pes)
+        high, low, count = mi_shares(self.mips, len(runs), part.resources.up_cpus)
         least = 0.0
         for i, run in enumerate(runs.values()):
             time = (run.job.runtime * run.job.bench - run.done) / (high if i < count else low)
@@ -207,5 +207,15 @@ class GridSimTimeShared:
         self.ticks.discard(part.now)
         if self.last_update == part.now:
             return
+        self._update(part)
+        self._forecast(part)
+
+    def preempted(self, part: ClusterPartition, run: Run, keep: bool) -> float:
+        """``run`` is stopped now (a failure, an outage): the MI it keeps (all it did, or 0)."""
+        self._update(part)
+        return run.done if keep else 0.0
+
+    def stopped(self, part: ClusterPartition) -> None:
+        """Runs were taken off now: the others' shares change, so forecast again."""
         self._update(part)
         self._forecast(part)

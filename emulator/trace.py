@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from .messages import ARRIVE, DISPATCHED, EVENT_KINDS, FINISH, PREEMPT, REJECT, RESUME, START
+from .failures import ESTIMATE
+from .messages import ARRIVE, DISPATCHED, EVENT_KINDS, FINISH, KILL, PREEMPT, REJECT, RESUME, START
 from .model import Job, Platform
 from .preemption import STOP, parse_resume
 
@@ -90,6 +91,13 @@ class Outcomes:
     preemption: each resume's overhead, and the progress thrown away when it
     restarts from zero (a ``resume`` row of kind ``stop``; see
     :mod:`emulator.preemption`).
+
+    Failures (:mod:`emulator.failures`): a ``kill`` row by a failure or an
+    outage counts as a preemption for these sums (and in ``kills``, not in
+    ``preemptions``); a job sent back by an outage that starts again elsewhere
+    (a second ``start`` row) restarts from zero, keeping its first start; a
+    job killed at its estimate ends there (status ``killed``: all its CPU time
+    wasted, no finish time).
     """
 
     def __init__(self, jobs: list[Job], platform: Platform) -> None:
@@ -104,6 +112,8 @@ class Outcomes:
         self.machines: list[tuple] = [()] * n
         self.pes: list[tuple] = [()] * n
         self.preemptions = np.zeros(n, dtype=np.int32)
+        self.kills = np.zeros(n, dtype=np.int32)  # kills by failures and outages
+        self.killed = np.zeros(n, dtype=bool)  # killed at its estimate
         self.wasted = np.zeros(n)
         self._ran = np.zeros(n)  # preempted jobs: seconds on CPUs over their closed runs
         self._kept = np.zeros(n)  # preempted jobs: CPU-seconds of progress since their last zero
@@ -119,21 +129,33 @@ class Outcomes:
                     self.arrive[i] = time
             elif kind == START:
                 i = pos[job]
-                self.start[i] = time
+                if self.start[i] != self.start[i]:  # NaN: its first start
+                    self.start[i] = time
+                else:  # sent back by an outage, started elsewhere: from zero
+                    self.wasted[i] += self._kept[i]
+                    self._kept[i] = 0.0
+                    self._opened[i] = (time, 0.0, cpus)
                 self.machines[i] = machines
                 self.pes[i] = pes
             elif kind == FINISH:
                 self.finish[pos[job]] = time
             elif kind == REJECT:
                 self.reason[pos[job]] = info
-            elif kind == PREEMPT:
+            elif kind in (PREEMPT, KILL):
                 i = pos[job]
                 opened, overhead, _ = self._opened.get(i, (self.start[i], 0.0, cpus))
                 span = time - opened
                 self._ran[i] += span
                 self.wasted[i] += cpus * min(overhead, span)
                 self._kept[i] += cpus * max(0.0, span - overhead)
-                self.preemptions[i] += 1
+                if kind == PREEMPT:
+                    self.preemptions[i] += 1
+                elif info == ESTIMATE:  # ends here: everything it did is lost
+                    self.killed[i] = True
+                    self.wasted[i] += self._kept[i]
+                    self._kept[i] = 0.0
+                else:
+                    self.kills[i] += 1
             elif kind == RESUME:
                 i = pos[job]
                 resumed, overhead = parse_resume(info)
@@ -149,7 +171,10 @@ class Outcomes:
         columns["deadline"] = [None if d == float("inf") else d for d in columns["deadline"]]
         inputs = pa.table(columns, schema=JOB_INPUTS)
         finished = ~np.isnan(self.finish)
-        status = np.where(finished, "finished", "rejected")
+        status = np.where(finished, "finished", np.where(self.killed, "killed", "rejected"))
+        if self.killed.any():
+            for i in np.flatnonzero(self.killed).tolist():
+                self.reason[i] = "killed at its estimate"
         names = np.array([*self.names, None], dtype=object)[self.cluster]
         submit = np.array(columns["submit"], dtype=float)
         outcome = {
@@ -169,17 +194,21 @@ class Outcomes:
         return inputs
 
     def _preemption_columns(self) -> dict[str, pa.Array]:
-        """``preemptions``, ``run_time``, ``wasted_cpu_seconds`` (last runs closed at the finish)."""
+        """``preemptions``, ``run_time``, ``wasted_cpu_seconds`` (runs closed at the finish), ``kills``."""
         ran, wasted = self.finish - self.start, self.wasted.copy()
         for i, (opened, overhead, cpus) in self._opened.items():
             span = self.finish[i] - opened
             if not np.isnan(span):
                 ran[i] = self._ran[i] + span
                 wasted[i] += cpus * min(overhead, span)
+        killed = self.killed
+        if killed.any():  # their runs all closed at their kill
+            ran[killed] = self._ran[killed]
         return {
             "preemptions": pa.array(self.preemptions, pa.int32()),
             "run_time": pa.array(ran, from_pandas=True),
             "wasted_cpu_seconds": pa.array(wasted),
+            "kills": pa.array(self.kills, pa.int32()),
         }
 
 
@@ -213,7 +242,7 @@ class TraceWriter:
         self.rows_written = 0
 
     def __call__(self, horizon: float, results: dict) -> None:
-        for pid, (_, _, rows) in results.items():
+        for pid, (_, _, rows, _) in results.items():
             if rows:
                 self._rows.extend(rows)
                 self._pids.extend([pid] * len(rows))
@@ -237,6 +266,10 @@ class TraceWriter:
         if self.on_progress is not None:
             kinds = batch.column(1).indices.to_numpy()
             self.jobs_ended += int(np.count_nonzero((kinds == FINISH) | (kinds == REJECT)))
+            kills = kinds == KILL
+            if kills.any():  # jobs killed at their estimate end there too
+                info = np.asarray(batch.column(8).to_pylist(), dtype=object)
+                self.jobs_ended += int(np.count_nonzero(kills & (info == ESTIMATE)))
             self.on_progress(self.jobs_ended)
 
     def close(self, ok: bool) -> pa.Table | None:

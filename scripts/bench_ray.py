@@ -55,11 +55,15 @@ class Ticker:
     def next_time(self) -> float:
         return self.now if self.left else math.inf
 
+    @property
+    def busy(self) -> bool:
+        return bool(self.left)
+
     def advance(self, horizon, inbox):
         while self.left and self.now < horizon:
             self.now += 1.0
             self.left -= 1
-        return [], self.next_time, []
+        return [], self.next_time, [], self.busy
 
 
 class TickerHost(PartitionHost):

@@ -24,6 +24,10 @@ class Echo:
     def next_time(self) -> float:
         return self.times[0] if self.times else math.inf
 
+    @property
+    def busy(self) -> bool:
+        return bool(self.times)
+
     def advance(self, horizon, inbox):
         self.calls.append(horizon)
         for msg in inbox:
@@ -36,7 +40,7 @@ class Echo:
             out.append(Message(t + self.latency, self.pid, self.seq, self.peer, 0, ()))
         if inbox:
             self.now = max(self.now, inbox[-1].time)
-        return out, self.next_time, []
+        return out, self.next_time, [], self.busy
 
 
 def test_messages_arrive_in_time_source_sequence_order():

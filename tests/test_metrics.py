@@ -136,6 +136,10 @@ def test_two_jobs_on_two_cpus():
         "preemptions": 0,
         "preemptions_per_job": 0.0,
         "wasted_cpu_seconds": 0.0,
+        "jobs_killed": 0,
+        "jobs_killed_at_estimate": 0,
+        "jobs_lost": 0,
+        "jobs_returned": 0,
     }
     assert summary == {
         "jobs": {"total": 2, "finished": 2, "rejected": 0},

@@ -12,14 +12,20 @@ lasts R s on M0, R/2 s on M1. J1 (2 CPUs, 10 s) is submitted at 0, J2 (2 CPUs,
 from __future__ import annotations
 
 import json
+import math
 from contextlib import contextmanager
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from emulator import coordinator, runner
+from emulator.cluster import ClusterPartition
+from emulator.messages import DISPATCH, META, Message
 from emulator.metrics import summarize
+from emulator.model import Cluster, Job, Link, Machine
 from emulator.policies.local_base import LocalPolicy
+from emulator.policies.registry import PolicySpec
 from emulator.preemption import CHECKPOINT, STOP, SUSPEND, Preempt, PreemptionError, parse_resume, resume_info
 from emulator.scenario import parse
 
@@ -292,3 +298,19 @@ def test_license_usage_counts_one_copy_per_machine_where_jobs_share_it():
         }
     )
     assert summarize(jobs, events, platform)["grid"]["license_usage"] == 0.75
+
+
+def test_a_preempted_job_keeps_the_priority_the_meta_scheduler_gave_it():
+    # J1 arrives dispatched with priority 7 (as two-level or MUSCLE send it) and starts at 0; J2's
+    # arrival at 3 is the event at which J1 is preempted for J2: back in the queue it is still priority 7.
+    cluster = Cluster("c", (Machine(2, 1.0),), Link(1.0, math.inf))
+    part = ClusterPartition(1, cluster, PolicySpec.parse("fcfs"), np.random.SeedSequence(1))
+    part.policy = Scripted({0.0: [("start", 1, 0)], 3.0: [Preempt(1, STOP), ("start", 2, 0)]})
+
+    def dispatched(jid: int, time: float, priority: float) -> Message:
+        return Message(time, META, jid, 1, DISPATCH, (Job(jid, time, 2, 10.0).to_tuple(), priority))
+
+    part.advance(1.0, [dispatched(1, 0.0, 7.0)])
+    assert list(part.running) == [1] and part.view.priority == {}
+    part.advance(4.0, [dispatched(2, 3.0, 2.0)])
+    assert list(part.running) == [2] and list(part.queue) == [1] and part.view.priority == {1: 7.0}

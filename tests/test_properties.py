@@ -646,6 +646,17 @@ def test_preemptive_cs2_runs_keep_every_invariant(raw):
     check_job_lifecycles(trace)
 
 
+@settings(SETTINGS, max_examples=40)
+@given(grid_scenarios(), st.sampled_from((0.5, 3.0, 10.0)))
+def test_stale_status_reports_keep_every_invariant(raw, period):
+    """Properties 1-5 when clusters report only at multiples of ``[stress] status_period``."""
+    trace = run_raw({**raw, "stress": {"status_period": period}})
+    check_sorted(trace)
+    check_allocations(trace)
+    check_job_lifecycles(trace)
+    check_heads(trace)
+
+
 @st.composite
 def one_cluster_exact(draw) -> dict:
     clusters = draw(cluster_dicts(1, policies=("easy",), per_machine=False))

@@ -109,6 +109,42 @@ def test_preemptive_cs2_runs_are_byte_identical_on_ray_and_report_their_schedule
     assert all(n > 0 for n in calls.values())
 
 
+def test_stale_views_and_changing_links_are_byte_identical_on_ray(ray_instance, tmp_path):
+    # Reports every 20 s; c0's link degrades then recovers, c2's latency drops below every other.
+    raw = many_clusters(count=4, jobs=100)
+    raw["meta"] = {"policy": "mcrs"}
+    raw["stress"] = {
+        "status_period": 20.0,
+        "links": [
+            {"cluster": "c0", "time": 30.0, "bandwidth": 2e4, "latency": 4.0},
+            {"cluster": "c2", "time": 60.0, "latency": 0.25},
+            {"cluster": "c0", "time": 150.0, "bandwidth": 1e6},
+        ],
+    }
+    scenario = parse(raw, "test")
+    inproc = run(scenario, tmp_path / "inproc")
+    run(scenario, tmp_path / "ray", backend=ray_backend(hosts=2))
+    assert inproc.summary["run"]["events"] > 0
+    assert same_files(tmp_path / "inproc", tmp_path / "ray")
+
+
+def test_failures_outages_and_kills_are_byte_identical_on_ray(ray_instance, tmp_path):
+    # Machines failing every ~300 s, one cluster down and sending its queue back, kills at estimates.
+    raw = many_clusters(count=3, jobs=100)
+    raw["stress"] = {
+        "kill_at_estimate": True,
+        "max_kills": 2,
+        "failures": {"model": "weibull", "mttf": 300.0, "mttr": 40.0},
+        "outages": [{"cluster": "c1", "start": 40.0, "end": 120.0, "queued": "return"}],
+    }
+    scenario = parse(raw, "test")
+    inproc = run(scenario, tmp_path / "inproc")
+    run(scenario, tmp_path / "ray", backend=ray_backend(hosts=2))
+    grid = inproc.summary["grid"]
+    assert grid["jobs_killed"] > 0 and grid["jobs_returned"] > 0
+    assert same_files(tmp_path / "inproc", tmp_path / "ray")
+
+
 def test_partitions_are_grouped_contiguously():
     assert group_partitions(5, 2) == [[0, 1, 2], [3, 4]]
     assert group_partitions(3, 8) == [[0], [1], [2]]

@@ -11,7 +11,9 @@ platforms would have done with the very same jobs.
 The replayed scenario keeps everything of the chosen scenario but its
 workload source, which becomes ``source = "arrow"`` on the jobs file; the
 workload's ``direct`` and ``link`` keys (how jobs naming a cluster enter it)
-are kept.
+are kept. The ``[stress]`` keys that changed the jobs themselves (``load``,
+``bursts``, ``estimates``: the jobs table holds their result) are dropped;
+the run-time perturbations (failures, outages, links...) are kept.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from emulator.scenario import Scenario, load_raw, read_raw
 __all__ = ["jobs_path", "replay_scenario"]
 
 KEPT_WORKLOAD_KEYS = ("direct", "link")
+WORKLOAD_STRESS_KEYS = ("load", "bursts", "estimates")
+"""``[stress]`` keys that perturbed the jobs themselves (``workloads.perturb``): a replay drops them."""
 
 
 def jobs_path(target: str | Path) -> Path:
@@ -58,5 +62,7 @@ def replay_scenario(
     workload = raw.get("workload", {}) if isinstance(raw.get("workload"), dict) else {}
     raw["workload"] = {"source": "arrow", "path": str(jobs)}
     raw["workload"] |= {key: workload[key] for key in KEPT_WORKLOAD_KEYS if key in workload}
+    if isinstance(raw.get("stress"), dict):  # the jobs carry them already: applying them again doubles them
+        raw["stress"] = {k: v for k, v in raw["stress"].items() if k not in WORKLOAD_STRESS_KEYS}
     raw["name"] = f"{raw.get('name', Path(source).stem)}-replay"
     return load_raw(raw, f"{source} (replaying {jobs})", base, overrides, seed)

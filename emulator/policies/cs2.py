@@ -204,7 +204,7 @@ class ConvergentScheduling(LocalPolicy):
         machine_of = flat - job_of * width
         needs = [cols.needs[k] for k in keys.tolist()]
         order = cs.descending(values, self.sort, self.classes)
-        walk = cs.Walk(s["cpus"], cols.capacity, needs, cols.copies.tolist(), cols.per_machine)
+        walk = cs.Walk(s["cpus"], cols.res.available, needs, cols.copies.tolist(), cols.per_machine)
         walk.walk(job_of[order], machine_of[order])
         return walk.where
 

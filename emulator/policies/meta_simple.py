@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import Job
-from .meta_base import Choice, MetaPolicy, no_cluster
+from .meta_base import HOLD, Choice, MetaPolicy, no_cluster
 from .registry import META
 
 
@@ -56,14 +56,19 @@ class LeastLoad(MetaPolicy):
 
 @META.register("own-site")
 class OwnSite(MetaPolicy):
-    """The cluster the job names (a trace's site); rejected when it names none or an unknown one."""
+    """The cluster the job names (a trace's site); rejected when it names none or an unknown one.
+
+    Held while its site is believed down (stress tests: an outage), until the site reports it is up.
+    """
 
     def choose(self, job: Job, view) -> Choice:
         c = view.cluster_index.get(job.site)
         if c is None:
             return f"job {job.id} names site {job.site!r}, which is not a cluster of this platform"
-        if not view.eligible(job)[c]:
+        if not view.possible(job)[c]:
             return f"job {job.id} cannot run on its own site {job.site}: " + view.platform.clusters[c].fits(
                 job
             )
+        if view.any_down and view.down[c]:
+            return HOLD  # its site is down (an outage, as last reported): wait for it to come back
         return c

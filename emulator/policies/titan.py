@@ -87,6 +87,10 @@ class Titan(LocalPolicy):
     def schedule(self, view) -> list[Decision]:
         now = view.now
         jobs = self.seed_order(view)
+        if view.resources.up_cpus < view.cluster.cpus:  # machines down (failures): plan on those up
+            jobs = [j for j in jobs if j.cpus <= view.resources.up_cpus]  # the others wait for repairs
+            if not jobs:
+                return []
         waiting = Waiting(
             np.array([j.cpus for j in jobs], dtype=np.int64),
             np.array([j.estimate * j.bench / self.mips for j in jobs]),

@@ -24,7 +24,7 @@ from ..metrics import INT, is_in, numbers
 from .data import RunData, categories, job_rows
 from .style import legend_patches, new_figure, palette
 
-OPEN, CLOSE = ("start", "resume"), ("finish", "preempt")
+OPEN, CLOSE = ("start", "resume"), ("finish", "preempt", "kill")  # kill: failures, outages, estimates
 MAX_ROWS = 400
 """CPUs above which neighbouring CPUs share a Gantt row."""
 MAX_BARS = 40_000
@@ -56,7 +56,8 @@ class Gantt:
 
 
 def run_segments(events: pa.Table, cluster: int) -> tuple[pa.Table, np.ndarray, np.ndarray]:
-    """Each run of a job on ``cluster``: its opening event row, its end time, whether a preemption ended it.
+    """Each run of a job on ``cluster``: its opening event row, its end time, whether a preemption (or a
+    kill) ended it.
 
     A run the trace never closes (a run directory of a run that died) ends at the trace's last time.
     """
@@ -65,7 +66,7 @@ def run_segments(events: pa.Table, cluster: int) -> tuple[pa.Table, np.ndarray, 
     rows = events.filter(pa.array(mask))
     job, time = numbers(rows, "job", INT), numbers(rows, "time")
     opens = is_in(rows.column("kind"), OPEN)
-    preempt = is_in(rows.column("kind"), ("preempt",))
+    preempt = is_in(rows.column("kind"), ("preempt", "kill"))
     order = np.lexsort((np.arange(len(job)), job))  # by job, then trace order
     ordered_open = opens[order]
     closed = ordered_open & np.r_[~ordered_open[1:] & (job[order][1:] == job[order][:-1]), False]

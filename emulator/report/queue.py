@@ -1,7 +1,8 @@
 """Queue length over time per cluster: jobs that have arrived and are waiting for CPUs.
 
-A job joins its cluster's queue when it arrives (or is preempted) and leaves it
-when it starts (or resumes), or when the cluster rejects it after its arrival.
+A job joins its cluster's queue when it arrives (or is preempted, or killed by a
+failure or an outage) and leaves it when it starts (or resumes), when the
+cluster rejects it after its arrival, or when an outage sends it back.
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
 from ..metrics import INT, is_in, numbers
 from .data import RunData
 from .style import new_figure, palette, steps
 
-JOIN, LEAVE = ("arrive", "preempt"), ("start", "resume")
+JOIN, LEAVE = ("arrive", "preempt"), ("start", "resume", "return")
 
 
 @dataclass(frozen=True)
@@ -31,13 +33,16 @@ def queue_lengths(run: RunData) -> list[Queue]:
     events = run.events
     cluster = numbers(events, "cluster", INT)
     kinds = events.column("kind")
-    keep = (cluster >= 0) & is_in(kinds, (*JOIN, *LEAVE, "reject"))
+    keep = (cluster >= 0) & is_in(kinds, (*JOIN, *LEAVE, "reject", "kill"))
     events, cluster = events.filter(pa.array(keep)), cluster[keep]
     kinds, job = events.column("kind"), numbers(events, "job", INT)
     at = job * (len(run.clusters) + 1) + cluster  # one key per (job, cluster)
     arrive = is_in(kinds, ("arrive",))
     rejected = is_in(kinds, ("reject",)) & np.isin(at, at[arrive])
     delta = is_in(kinds, JOIN).astype(np.int64) - is_in(kinds, LEAVE) - rejected
+    kills = is_in(kinds, ("kill",))
+    if kills.any():  # requeued, unless killed at its estimate (it ends there)
+        delta += kills & ~is_in(pc.fill_null(events.column("info"), ""), ("estimate",))
     time = numbers(events, "time")
     result = []
     for index, shape in enumerate(run.clusters):
