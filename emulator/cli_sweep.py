@@ -15,7 +15,13 @@ def add_sweep(sub) -> None:
     from .cli import scenario_arguments  # cli imports this module
 
     parser = sub.add_parser("sweep", help="run the cross product of scenario variations in parallel")
-    parser.add_argument("scenario", help="a scenario file or a built-in name")
+    parser.add_argument("scenario", nargs="?", help="a scenario file or a built-in name (or give --recipe)")
+    parser.add_argument(
+        "--recipe",
+        metavar="NAME",
+        help="a named sweep (scenario, --set and --vary lists; see `gridemu presets`); "
+        "--vary and --set given too are added, a --vary of the same key replaces the recipe's",
+    )
     parser.add_argument(
         "--vary",
         action="append",
@@ -38,6 +44,7 @@ def add_sweep(sub) -> None:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
+    _apply_recipe(args)
     varies = sweep.parse_vary(args.vary)
     if not varies:
         raise ScenarioError("sweep: give at least one --vary KEY=VALUES")
@@ -70,6 +77,25 @@ def run_sweep(args: argparse.Namespace) -> int:
     for result in sorted(failed, key=lambda r: r.point.index):
         print(f"failed: {result.point.name} {result.point.values}: {result.error}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _apply_recipe(args: argparse.Namespace) -> None:
+    """Fill the scenario, ``--set`` and ``--vary`` from ``--recipe`` (the command line's own win)."""
+    if args.recipe is None:
+        if args.scenario is None:
+            raise ScenarioError("sweep: give a scenario, or --recipe NAME (see `gridemu presets`)")
+        return
+    from workloads import recipes
+
+    recipe = recipes.load(args.recipe)
+    if args.scenario is not None and args.scenario != recipe.scenario:
+        raise ScenarioError(
+            f"sweep: --recipe {args.recipe} sweeps {recipe.scenario!r}; "
+            "leave the scenario out, or give that one"
+        )
+    args.scenario = recipe.scenario
+    args.overrides = [*recipe.set, *args.overrides]
+    args.vary = recipes.merge_vary(recipe.vary, args.vary)
 
 
 def format_comparison(groups: list[dict], keys: list[str]) -> str:

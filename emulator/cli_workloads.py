@@ -212,19 +212,27 @@ def _detect(detect, path: str) -> str:
 
 
 def add_presets(sub) -> None:
-    presets = sub.add_parser("presets", help="list the papers' experiments (run one with run --preset NAME)")
+    presets = sub.add_parser(
+        "presets",
+        help="list the papers' experiments (run --preset NAME), sweep recipes (sweep --recipe NAME)",
+    )
     presets.set_defaults(command=_presets)
 
 
 def _presets(args: argparse.Namespace) -> int:
-    from workloads import presets
+    from workloads import presets, recipes
 
-    names = presets.names()
-    width = max(map(len, names))
-    for name in names:
+    width = max(map(len, [*presets.names(), *recipes.names()]))
+    for name in presets.names():
         print(f"{name.ljust(width)}  {presets.summary(name)}")
     print(
         "\nrun one: gridemu run --preset NAME [--set workload.jobs=500 ...]; "
-        f"files in {presets.path(names[0]).parent}"
+        f"files in {presets.path(presets.names()[0]).parent}\n\nsweep recipes:"
+    )
+    for name in recipes.names():
+        print(f"{name.ljust(width)}  {recipes.summary(name)}")
+    print(
+        "\nrun one: gridemu sweep --recipe NAME [--set workload.jobs=500 --vary seed=1..3 ...]; "
+        f"files in {recipes.path(recipes.names()[0]).parent}"
     )
     return 0

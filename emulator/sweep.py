@@ -29,12 +29,18 @@ METRICS = (
     "mean_bounded_slowdown",
     "late_percent",
     "system_usage",
+    "utilization",
     "makespan",
     "throughput",
     "mcp",
     "pb",
+    "jobs_killed",
+    "jobs_lost",
 )
-"""Grid-level metrics a sweep table compares."""
+"""Grid-level metrics a sweep table compares (the stress tests' degradation curves among them)."""
+
+FAILURE_METRICS = ("jobs_killed", "jobs_lost")
+"""Of :data:`METRICS`, those a report plots only when some point has one (a sweep with failures)."""
 
 RUN_FILES = ("events.arrow", "jobs.arrow", "scenario.toml", "summary.json")
 

@@ -41,6 +41,7 @@ SWEEP_FIGURES = [
     "sweep-mean_bounded_slowdown",
     "sweep-late_percent",
     "sweep-system_usage",
+    "sweep-utilization",
     "sweep-makespan",
     "sweep-throughput",
     "sweep-mcp",
@@ -269,7 +270,10 @@ def test_report_of_something_else_is_one_clear_line(tmp_path, capsys):
 def test_sweep_report_has_confidence_bands(sweep_dir, capsys):
     assert main(["report", str(sweep_dir), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "meta.policy" in printed and f"report: {sweep_dir / 'report.html'} (8 figures" in printed
+    assert (
+        "meta.policy" in printed
+        and f"report: {sweep_dir / 'report.html'} ({len(SWEEP_FIGURES)} figures" in printed
+    )
     html = (sweep_dir / "report.html").read_text()
     assert list(embedded(html)) == SWEEP_FIGURES and "all 12 points" in html
     rows = open_sweep(sweep_dir).table

@@ -20,8 +20,15 @@ def small_trace(tmp_path: Path, name: str = "tiny.swf") -> Path:
 def test_presets_lists_each_with_one_line(capsys):
     assert main(["presets"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in out[:4]] == ["cs2", "mcrs", "muscle", "two-level"]
-    assert all(len(line.split()) > 3 for line in out[:4])
+    assert [line.split()[0] for line in out[:5]] == ["cs2", "mcrs", "muscle", "stress", "two-level"]
+    assert all(len(line.split()) > 3 for line in out[:5])
+    recipes = out[out.index("sweep recipes:") + 1 :]
+    assert [line.split()[0] for line in recipes[:4]] == [
+        "stress-bursts",
+        "stress-estimates",
+        "stress-failures",
+        "stress-staleness",
+    ]
 
 
 def test_run_preset_with_set(tmp_path, capsys):

@@ -153,7 +153,8 @@ def test_presets_validate_and_run(tmp_path, name):
     scenario = load(presets.path(name), ["workload.jobs=200"])
     result = run(scenario, tmp_path / "run")
     assert result.summary["jobs"]["total"] == 200
-    assert scenario.effective["workload"]["source"] == scenario.effective["platform"]["source"] == name
+    generator = {"stress": "two-level"}.get(name, name)  # stress extends two-level
+    assert scenario.effective["workload"]["source"] == scenario.effective["platform"]["source"] == generator
     again = load(presets.path(name), ["workload.jobs=200"])
     assert [j.to_tuple() for j in again.jobs] == [j.to_tuple() for j in scenario.jobs]
     assert again.platform == scenario.platform
@@ -162,7 +163,7 @@ def test_presets_validate_and_run(tmp_path, name):
 
 
 def test_presets_cover_the_papers():
-    assert presets.names() == ["cs2", "mcrs", "muscle", "two-level"]
+    assert presets.names() == ["cs2", "mcrs", "muscle", "stress", "two-level"]
     for name, meta, local in [
         ("two-level", "two-level", "flexible"),
         ("cs2", "least-load", "cs2"),

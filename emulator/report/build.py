@@ -14,8 +14,8 @@ from pathlib import Path
 import pyarrow as pa
 from matplotlib.figure import Figure
 
+from ..sweep import FAILURE_METRICS, varied_keys
 from ..sweep import METRICS as SWEEP_METRICS
-from ..sweep import varied_keys
 from .data import RunData, is_run_dir, load_run, read_arrow
 from .distributions import distribution_figure, distributions
 from .gantt import gantt_bars, gantt_figure
@@ -127,6 +127,7 @@ def plan_sweep(rows: pa.Table) -> list[Planned]:
             lambda metric=metric: (sweep_figure(sweep_plot(rows, keys, metric)), ""),
         )
         for metric in SWEEP_METRICS
+        if metric not in FAILURE_METRICS or any(rows.column(metric).to_pylist())
     ]
 
 
