@@ -7,10 +7,13 @@ defaults (W_D 15, W_C 40, W_AA 5, W_L 5, W_WM 8).
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from emulator.policies import LOCAL, PolicySpec
 from emulator.policies import cs2_matrix as cs
@@ -25,8 +28,9 @@ from .conftest import job, machine, one_cluster, run_scenario
 NOW = 100.0
 MIPS = np.array([100.0, 200.0])
 CAPACITY = np.array([4, 2])
-REMT = cs.remaining_time(np.array([6000.0, 10000.0, 2000.0]), MIPS)
+REMT = np.array([[60.0, 30.0], [100.0, 50.0], [20.0, 10.0]])  # remT = MI / MIPS
 ELIGIBLE = np.array([[True, True], [True, False], [True, True]])
+FLAT = np.flatnonzero(ELIGIBLE)
 DEADLINE = np.array([200.0, math.inf, 125.0])
 ELAPSED, CURRENT = np.array([40.0, 0.0, 0.0]), np.array([0, -1, -1])
 AGE = NOW - np.array([50.0, 90.0, 100.0])
@@ -34,8 +38,16 @@ USES, COPIES = np.array([[True], [False], [True]]), np.array([1])
 
 
 def test_remaining_time():
-    # remT = MI / MIPS.
-    assert REMT.tolist() == [[60.0, 30.0], [100.0, 50.0], [20.0, 10.0]]
+    # remT = MI / MIPS at the eligible entries: (a,M0) (a,M1) (b,M0) (c,M0) (c,M1).
+    entries = cs.Entries.of(ELIGIBLE, cs.Scratch())
+    remaining = np.array([6000.0, 10000.0, 2000.0])
+    got = cs.remaining_times(entries, remaining, remaining, entries.on(CURRENT), MIPS, cs.Scratch())
+    assert got.tolist() == REMT.ravel()[FLAT].tolist() == [60.0, 30.0, 100.0, 20.0, 10.0]
+    # Were a not checkpointable, moving to M1 would restart its 8000 MI there: 40 s; 60 s on M0.
+    got = cs.remaining_times(
+        entries, remaining, [8000.0, 10000.0, 2000.0], entries.on(CURRENT), MIPS, cs.Scratch()
+    )
+    assert got.tolist() == [60.0, 40.0, 100.0, 20.0, 10.0]
 
 
 def test_deadline_heuristic():
@@ -96,18 +108,26 @@ HAND_P = [
     15 * 0.09375 + 5 + 6.4,
     15 * 0.375 + 5 + 7.2,
 ]
-FLAT = np.flatnonzero(ELIGIBLE)
 
 
 def matrix() -> np.ndarray:
-    return cs.priorities(
-        REMT, ELIGIBLE, FLAT, NOW, DEADLINE, ELAPSED, CURRENT, AGE, USES, COPIES, cs.Weights()
-    )
+    entries = cs.Entries.of(ELIGIBLE, cs.Scratch())
+    remt, running = REMT.ravel()[FLAT], entries.on(CURRENT)[:1]  # a runs on M0
+    rest = (AGE, USES, COPIES, running, np.array([40.0]), cs.Weights(), cs.Scratch())
+    return cs.priorities(remt, entries, NOW, DEADLINE, *rest)
 
 
 def test_the_matrix_is_the_weighted_sum_at_eligible_entries():
     assert FLAT.tolist() == [0, 1, 2, 4, 5]
     np.testing.assert_allclose(matrix(), HAND_P)
+
+
+def test_entries_are_the_eligible_ones_in_row_order():
+    entries = cs.Entries.of(ELIGIBLE, cs.Scratch())
+    assert entries.flat.tolist() == FLAT.tolist() and entries.count.tolist() == [2, 1, 2]
+    assert entries.job.tolist() == [0, 0, 1, 2, 2] and entries.machine.tolist() == [0, 1, 0, 0, 1]
+    assert entries.on(np.array([1, 1, -1])).tolist() == [1, -1, -1]  # b cannot use M1
+    assert entries.on(np.array([0, 0, 1])).tolist() == [0, 2, 4]
 
 
 def needs(per_job=((0, 1),)):
@@ -118,25 +138,23 @@ def test_matching_shares_a_license_copy_on_one_machine():
     # Order: (a,M0) 38.8, (c,M1) 17.8, (a,M1) 16.2, (c,M0) 12.8, (b,M0) 0.45.
     # a -> M0 (takes the only copy of L, held on M0); c -> M1 needs a new copy: none left;
     # c -> M0 shares M0's copy: placed; b -> M0 needs 4 CPUs, 1 left: not placed.
-    order = FLAT[cs.descending(matrix())]
+    order = cs.descending(matrix(), labels=FLAT)
     assert order.tolist() == [0, 5, 1, 4, 2]
-    rows, cols = np.divmod(order, 2)
-    where = cs.match(rows, cols, np.array([2, 4, 1]), CAPACITY, needs(), [1], per_machine=True)
+    where = cs.match(order, 2, np.array([2, 4, 1]), CAPACITY, needs(), [1], per_machine=True)
     assert where.tolist() == [0, -1, 0]
     # Copies counted per job: c can never get the copy a holds.
-    where = cs.match(rows, cols, np.array([2, 4, 1]), CAPACITY, needs(), [1], per_machine=False)
+    where = cs.match(order, 2, np.array([2, 4, 1]), CAPACITY, needs(), [1], per_machine=False)
     assert where.tolist() == [0, -1, -1]
     # Two copies: c takes M1, its best machine.
-    where = cs.match(rows, cols, np.array([2, 4, 1]), CAPACITY, needs(), [2], per_machine=True)
+    where = cs.match(order, 2, np.array([2, 4, 1]), CAPACITY, needs(), [2], per_machine=True)
     assert where.tolist() == [0, -1, 1]
 
 
 def test_matching_respects_cpus():
     # Six 1-CPU jobs all prefer machine 0 (3 CPUs) then machine 1 (2 CPUs): 3 + 2 placed, the last
     # one is left out. Entries in order: every job on M0 (jobs 0..5), then every job on M1.
-    rows = np.array([0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5])
-    cols = np.array([0] * 6 + [1] * 6)
-    where = cs.match(rows, cols, np.ones(6, int), np.array([3, 2]), [()] * 6, [], per_machine=True)
+    order = np.array([0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11])  # job * 2 + machine
+    where = cs.match(order, 2, np.ones(6, int), np.array([3, 2]), [()] * 6, [], per_machine=True)
     assert where.tolist() == [0, 0, 0, 1, 1, -1]
 
 
@@ -156,8 +174,7 @@ def test_coarse_classes_can_change_the_plan():
     quick, counting = cs.descending(values, "quick"), cs.descending(values, "counting", classes=2)
     assert quick.tolist() == [2, 1, 0] and counting.tolist() == [2, 0, 1]
     place = [
-        cs.match(order, np.zeros(3, int), np.ones(3, int), np.array([2]), [()] * 3, [], True)
-        for order in (quick, counting)
+        cs.match(order, 1, np.ones(3, int), np.array([2]), [()] * 3, [], True) for order in (quick, counting)
     ]
     assert [p.tolist() for p in place] == [[-1, 0, 0], [0, -1, 0]]
 
@@ -166,6 +183,146 @@ def test_exact_ties_go_to_the_earlier_entry():
     values = np.array([1.0, 3.0, 1.0, 3.0, 2.0])
     assert cs.descending(values, "quick").tolist() == [1, 3, 4, 0, 2]
     assert cs.descending(values, "counting").tolist() == [1, 3, 4, 0, 2]
+
+
+# -- the fast paths against the whole-matrix computation they replace (hypothesis) ---------------
+# A plan works on the eligible entries only, in reused buffers, and sorts packed integer keys; it
+# must give the very plan the straightforward whole-matrix computation gives, to the last bit.
+
+
+def whole_matrix_priorities(remt, eligible, now, deadline, elapsed, current, age, uses, copies, w):
+    """P at every entry of the matrix, as first written: the reference for :func:`cs.priorities`."""
+    flat = np.flatnonzero(eligible)
+    top = float(remt.ravel()[flat].max()) if flat.size else 1.0
+    p = np.empty_like(remt)
+    work = (deadline - now)[:, None] / remt
+    np.subtract(2.0, work, out=work)
+    np.clip(work, 0.0, 1.0, out=work)
+    count = eligible.sum(axis=1)
+    mean = np.divide(np.einsum("ij,ij->i", work, eligible), count, out=np.zeros(len(p)), where=count > 0)
+    np.subtract(1.0, work, out=work)
+    np.multiply(work, (w.deadline * mean)[:, None], out=p)
+    np.multiply(remt, -w.wait / (top or 1.0), out=work)
+    p += work
+    column = np.full(len(p), w.wait)
+    if uses.size:
+        column += w.licenses * cs.license_score(uses, copies)
+    p += column[:, None]
+    a = age[:, None]
+    np.add(remt, a, out=work)
+    np.divide(w.aging * a, work, out=work)
+    p += work
+    rows = np.flatnonzero((current >= 0) & (elapsed > 0))
+    if rows.size:
+        cols, el = current[rows], elapsed[rows]
+        p[rows, cols] += w.overhead * el / np.maximum(remt[rows, cols], el)
+    return p
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 40),
+    width=st.integers(1, 160),
+    density=st.floats(0.0, 1.0),
+    licenses=st.integers(0, 3),
+)
+def test_priorities_at_the_entries_equal_the_whole_matrix(seed, n, width, density, licenses):
+    rng = np.random.default_rng(seed)
+    remt = rng.uniform(1e-3, 3.0, (n, 1)) * 10.0 ** rng.integers(-2, 5, (n, 1)) / rng.uniform(1, 4, width)
+    remt[rng.random(n) < 0.2] = rng.uniform(0.1, 1e4, width)  # rows of jobs that would restart elsewhere
+    eligible = rng.random((n, width)) < density
+    now = float(rng.uniform(0, 1e4))
+    deadline = np.where(rng.random(n) < 0.3, math.inf, now + rng.uniform(-50, 500, n))
+    current = np.where(rng.random(n) < 0.4, rng.integers(0, width, n), -1)
+    elapsed = np.where(current >= 0, rng.choice([0.0, 1.0, 100.0], n) * rng.random(n), 0.0)
+    age, uses = rng.uniform(0, 1e3, n), rng.random((n, licenses)) < 0.5
+    copies, w = rng.integers(0, 3, licenses), cs.Weights(*rng.uniform(0, 50, 5))
+    expected = whole_matrix_priorities(remt, eligible, now, deadline, elapsed, current, age, uses, copies, w)
+    scratch = cs.Scratch()
+    for _ in range(2):  # buffers reused from a larger plan
+        cs.priorities(
+            rng.random(n * width),
+            cs.Entries.of(np.ones((n, width), bool), scratch),
+            1.0,
+            np.ones(n),
+            np.ones(n),
+            uses,
+            copies,
+            np.zeros(0, int),
+            np.zeros(0),
+            w,
+            scratch,
+        )
+        entries = cs.Entries.of(eligible.copy(), scratch)
+        own = entries.on(current)
+        run = np.flatnonzero((own >= 0) & (elapsed > 0))
+        got = cs.priorities(
+            remt.ravel()[entries.flat],
+            entries,
+            now,
+            deadline,
+            age,
+            uses,
+            copies,
+            own[run],
+            elapsed[run],
+            w,
+            scratch,
+        )
+        assert np.array_equal(got, expected.ravel()[entries.flat])
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), width=st.integers(1, 40))
+def test_remaining_times_at_the_entries_equal_the_whole_matrix(seed, n, width):
+    rng = np.random.default_rng(seed)
+    mips, length = rng.uniform(200, 600, width), rng.uniform(1e3, 1e6, n)
+    remaining = np.maximum(length - rng.uniform(0, 1.2, n) * length, 1e-6)
+    current = np.where(rng.random(n) < 0.5, rng.integers(0, width, n), -1)
+    lossy = (current >= 0) & (rng.random(n) < 0.7)
+    expected = remaining[:, None] / mips[None, :]  # lossy jobs restart elsewhere: whole length there
+    moving = np.flatnonzero(lossy)
+    kept = expected[moving, current[moving]]
+    expected[moving] = length[moving, None] / mips[None, :]
+    expected[moving, current[moving]] = kept
+    entries = cs.Entries.of(rng.random((n, width)) < 0.6, cs.Scratch())
+    elsewhere = np.where(lossy, length, remaining)
+    got = cs.remaining_times(entries, remaining, elsewhere, entries.on(current), mips, cs.Scratch())
+    assert np.array_equal(got, expected.ravel()[entries.flat])
+
+
+def stable_descending(values, sort, classes):
+    """Positions from the highest value to the lowest, ties in position order (numpy's stable sort)."""
+    if sort == "counting" and values.size:
+        low, high = float(values.min()), float(values.max())
+        scale = (classes - 1) / (high - low) if high > low else 0.0
+        return np.argsort((classes - 1) - ((values - low) * scale).astype(np.intp), kind="stable")
+    return np.argsort(-values, kind="stable")
+
+
+close_values = st.lists(st.sampled_from([0.0, -0.0, 1.0, 1.0 + 2**-52, 1.0 + 2**-40, 3.5, -2.0, 1e-300]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(st.floats(-1e6, 1e6, allow_nan=False), max_size=60) | close_values,
+    gaps=st.lists(st.integers(1, 2**40), min_size=60, max_size=60),
+    sort=st.sampled_from(["quick", "counting"]),
+    classes=st.integers(2, 1024),
+)
+def test_the_packed_sort_is_a_stable_descending_sort(values, gaps, sort, classes):
+    # Labels with large gaps leave few bits of the value in the packed key: many collisions to fix.
+    values, labels = np.array(values, dtype=float), np.cumsum(gaps[: len(values)]).astype(np.int64)
+    expected = labels[stable_descending(values, sort, classes)]
+    assert cs.descending(values, sort, classes, labels, cs.Scratch()).tolist() == expected.tolist()
+    assert cs.descending(values, sort, classes).tolist() == stable_descending(values, sort, classes).tolist()
+
+
+def test_scratch_buffers_are_not_pickled():
+    scratch = cs.Scratch()
+    scratch("key", 10_000)
+    assert len(pickle.dumps(scratch)) < 100
 
 
 # -- whole runs --------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ and queued: the Job-Machine matrix ``P[i, m]`` over the machines each job can
 use (enough CPUs, able to run its licenses: the *minimal requirements*
 heuristic) is the weighted sum of the deadline, overhead minimization,
 licenses, wait minimization and anti-aging heuristics
-(:mod:`~emulator.policies.cs2_matrix`), built with numpy over all entries at
-once. The entries are sorted (``sort = "quick"``: a float sort;
+(:mod:`~emulator.policies.cs2_matrix`), computed with numpy at every eligible
+entry at once. The entries are sorted (``sort = "quick"``: a float sort;
 ``"counting"``: the paper's "Cs" variant, a counting sort over ``classes``
 integer classes) and matched greedily. Then:
 
@@ -50,6 +50,7 @@ Readings where the paper is silent (each a parameter or documented here):
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 
 import numpy as np
 
@@ -105,6 +106,7 @@ class ConvergentScheduling(LocalPolicy):
         self.sort, self.classes, self.period = sort, classes, float(period)
         self.preempt, self.checkpoint, self.restart, self.overheads = preempt, checkpoint, restart, overheads
         self._jobs: _JobColumns | None = None
+        self._scratch = cs.Scratch()
 
     def admit(self, job: Job) -> Job:
         """CS 2.0 places each job on one SMP machine: a spread job runs as a single-machine one."""
@@ -125,7 +127,7 @@ class ConvergentScheduling(LocalPolicy):
 
     def _state(self, view) -> dict:
         """Arrays over the plan's jobs (running in start order, then queued in queue order)."""
-        now, res, cols = view.now, view.resources, self._jobs
+        now, res, cols, scratch = view.now, view.resources, self._jobs, self._scratch
         runs = list(view.running.values())
         queued = list(view.queue.values())
         r = len(runs)
@@ -135,77 +137,73 @@ class ConvergentScheduling(LocalPolicy):
         current = np.full(n, -1, dtype=np.int64)
         pinned, lossy = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         if r:  # progress as the exact execution model has it (Run.progress), vectorized
-            start = np.fromiter((run.start for run in runs), float, r)
-            ran = now - start - np.fromiter((run.overhead for run in runs), float, r)
-            speed = np.fromiter((run.speed for run in runs), float, r)
-            done[:r] = np.fromiter((run.done for run in runs), float, r) + np.maximum(ran, 0.0) * speed
+            start = _field(runs, "start")
+            ran = now - start - _field(runs, "overhead")
+            done[:r] = _field(runs, "done") + np.maximum(ran, 0.0) * _field(runs, "speed")
             elapsed[:r] = now - start
             current[:r] = np.fromiter((run.plan[0][0] for run in runs), np.int64, r)
             lossy[:r] = ~(cols.checkpointable[rows[:r]] & self.checkpoint)
-        if view.preempted:
-            held = view.preempted
-            for k, job in enumerate(queued):
-                h = held.get(job.id)
-                if h is not None:
-                    done[r + k] = h.done
-                    if h.kind == SUSPEND:
-                        current[r + k], lossy[r + k] = h.machines[0], True
+        if view.preempted:  # they wait in the queue with the progress they kept
+            slot = dict(zip(view.queue, range(r, n), strict=True))
+            for job_id, held in view.preempted.items():
+                k = slot.get(job_id)
+                if k is not None:
+                    done[k] = held.done
+                    if held.kind == SUSPEND:
+                        current[k], lossy[k] = held.machines[0], True
         if not self.restart:
             pinned, lossy = lossy & (current >= 0), np.zeros(n, dtype=bool)
-        cpus = cols.cpus[rows]
-        eligible = cols.masks[cols.shape[rows]]
-        if pinned.any():
-            own = np.zeros_like(eligible)
-            own[np.flatnonzero(pinned), current[pinned]] = True
-            eligible[pinned] &= own[pinned]
+        width = len(res.mips)
+        eligible = scratch("eligible", n * width, bool).reshape(n, width)
+        np.take(cols.masks, cols.shape[rows], axis=0, out=eligible, mode="clip")
+        if pinned.any():  # its own machine only
+            jobs = np.flatnonzero(pinned)
+            keep = eligible[jobs, current[jobs]]
+            eligible[jobs] = False
+            eligible[jobs, current[jobs]] = keep
+        entries = cs.Entries.of(eligible, scratch)
+        own = entries.on(current)
         length = cols.length[rows]
-        remt = cs.remaining_time(np.maximum(length - done, MIN_REMAINING), res.mips)
-        if lossy.any():  # elsewhere it would start from zero
-            moving = np.flatnonzero(lossy)
-            here = current[moving]
-            kept = remt[moving, here]
-            remt[moving] = length[moving, None] / res.mips[None, :]
-            remt[moving, here] = kept
+        remaining = np.maximum(length - done, MIN_REMAINING)
+        elsewhere = np.where(lossy, length, remaining)  # a lossy job would start from zero elsewhere
+        remt = cs.remaining_times(entries, remaining, elsewhere, own, res.mips, scratch)
+        running = np.flatnonzero((own >= 0) & (elapsed > 0))
         return {
             "runs": runs,
             "queued": queued,
             "rows": rows,
-            "cpus": cpus,
-            "eligible": eligible,
+            "cpus": cols.cpus[rows],
+            "entries": entries,
             "remt": remt,
             "deadline": cols.deadline[rows],
-            "elapsed": elapsed,
+            "running": own[running],
+            "elapsed": elapsed[running],
             "current": current,
             "age": now - cols.submit[rows],
         }
 
     def plan(self, now: float, s: dict) -> np.ndarray:
         """Each job's machine in the new plan (-1: not placed): matrix, sort, greedy matching."""
-        cols = self._jobs
+        cols, entries = self._jobs, s["entries"]
         keys = cols.key[s["rows"]]
         uses = cols.uses[keys] if cols.copies.size else np.zeros((len(keys), 0), dtype=bool)
-        eligible = s["eligible"]
-        flat = np.flatnonzero(eligible)
         values = cs.priorities(
             s["remt"],
-            eligible,
-            flat,
+            entries,
             now,
             s["deadline"],
-            s["elapsed"],
-            s["current"],
             s["age"],
             uses,
             cols.copies,
+            s["running"],
+            s["elapsed"],
             self.weights,
+            self._scratch,
         )
-        width = eligible.shape[1]
-        job_of = flat // width
-        machine_of = flat - job_of * width
+        order = cs.descending(values, self.sort, self.classes, entries.flat, self._scratch)
         needs = [cols.needs[k] for k in keys.tolist()]
-        order = cs.descending(values, self.sort, self.classes)
         walk = cs.Walk(s["cpus"], cols.res.available, needs, cols.copies.tolist(), cols.per_machine)
-        walk.walk(job_of[order], machine_of[order])
+        walk.walk(order, entries.eligible.shape[1])
         return walk.where
 
     def _decisions(self, view, s: dict, where: np.ndarray) -> list[Decision | Preempt]:
@@ -230,6 +228,11 @@ class ConvergentScheduling(LocalPolicy):
                 preempts.append(Preempt(job.id, STOP, self.overheads[STOP]))
             starts.append((job, ((m, job.cpus),)))
         return preempts + starts
+
+
+def _field(runs: list, name: str) -> np.ndarray:
+    """Attribute ``name`` of every run, as a float array."""
+    return np.fromiter(map(attrgetter(name), runs), float, len(runs))
 
 
 class _JobColumns:
