@@ -28,6 +28,7 @@ from .cli_workloads import (
     workload_run_arguments,
 )
 from .config import ScenarioError
+from .metrics import jobs_sentence
 from .policies import PolicyError
 from .progress import RunProgress
 
@@ -211,10 +212,8 @@ def format_summary(summary: dict) -> str:
         "  ".join(_pad(cell, w, i) for i, (cell, w) in enumerate(zip(r, widths, strict=True)))
         for r in [header, *body]
     ]
-    jobs = summary["jobs"]
     lines.insert(1, "-" * len(lines[0]))
-    killed = f", {jobs['killed']} killed at their estimate" if jobs.get("killed") else ""
-    lines.append(f"{jobs['total']} jobs: {jobs['finished']} finished, {jobs['rejected']} rejected{killed}")
+    lines.append(jobs_sentence(summary))
     skipped = summary.get("workload", {}).get("skipped", [])
     if skipped:
         count = summary["workload"]["skipped_lines"]

@@ -118,6 +118,22 @@ def summarize(jobs: pa.Table, events: pa.Table, platform: Platform) -> dict:
     }
 
 
+def jobs_sentence(summary: dict) -> str:
+    """How the jobs ended, in one line: the CLI's run table and the report say it the same way.
+
+    Lost jobs (killed by failures more than ``max_kills`` times) are among the
+    rejected ones; the sentence says how many, so a failure run's rejections
+    are not read as admission errors.
+    """
+    jobs, lost = summary["jobs"], summary.get("grid", {}).get("jobs_lost", 0)
+    text = f"{jobs['total']:,} jobs: {jobs['finished']:,} finished, {jobs['rejected']:,} rejected"
+    if lost:
+        text += f" ({lost:,} of them lost to failures)"
+    if jobs.get("killed"):
+        text += f", {jobs['killed']:,} killed at their estimate"
+    return text
+
+
 def cluster_cp(metrics: dict, cluster: Cluster) -> float | None:
     """Seed 004's CP of a cluster's realized schedule (None when nothing finished there).
 

@@ -201,9 +201,10 @@ class Outcomes:
             if not np.isnan(span):
                 ran[i] = self._ran[i] + span
                 wasted[i] += cpus * min(overhead, span)
-        killed = self.killed
-        if killed.any():  # their runs all closed at their kill
-            ran[killed] = self._ran[killed]
+        ended = ~np.isnan(self.start) & np.isnan(self.finish)
+        if ended.any():  # killed at their estimate or lost: their runs all closed at a kill, all lost
+            ran[ended] = self._ran[ended]
+            wasted[ended] += self._kept[ended]
         return {
             "preemptions": pa.array(self.preemptions, pa.int32()),
             "run_time": pa.array(ran, from_pandas=True),

@@ -7,12 +7,15 @@ Three tables:
    partitions, next to Ray's own cost of one round of parallel actor calls
    with a tiny payload (``ray-round ms``). ``overhead`` = our round / Ray's
    round - 1: the target is <= 20%.
-2. ``backends``: wall seconds in-process vs Ray (2 actors) for (a) 4 clusters
-   x 50 machines, 20k jobs, EASY and (b) 8 clusters x 150 machines, 10k jobs,
-   EASY, with the rounds, mean partition compute and mean barrier overhead per
-   round. Ray pays ~1 ms per round whatever the work, in-process pays nothing:
-   Ray wins only when a round's compute is well above that (many busy
-   clusters, a per-event policy that costs milliseconds, a long lookahead).
+2. ``backends``: wall seconds in-process vs Ray (2 actors, plain calls and a
+   compiled graph) for (a) 4 clusters x 50 machines, 20k jobs, EASY and (b) 8
+   clusters x 150 machines, 10k jobs, CS 2.0 (a plan over every job in the
+   cluster at each event: real per-event work), with the rounds, mean
+   partition compute and mean barrier overhead per round. Ray pays a fraction
+   of a millisecond to a millisecond per round whatever the work, in-process
+   pays nothing: Ray wins only when a round's compute is well above that (many
+   busy clusters, a per-event policy that costs milliseconds, a long
+   lookahead).
 3. ``sweep``: 20 independent quickstart runs one after another vs a process
    pool vs Ray tasks; the target is >= 1.8x faster than sequential.
 

@@ -203,6 +203,7 @@ def test_a_job_killed_too_often_is_lost_with_the_reason():
     ]
     assert (out[1]["status"], out[1]["reason"], out[1]["kills"]) == ("rejected", lost_reason(2, 1), 2)
     assert summary["grid"]["jobs_lost"] == 1 and summary["jobs"]["rejected"] == 1
+    assert (out[1]["run_time"], out[1]["wasted_cpu_seconds"]) == (20.0, 20.0)  # 0..10 and 20..30, all lost
     assert rows(events)[-1][0] == 30.0  # the later failure (500) never keeps the run alive
 
 
@@ -693,3 +694,22 @@ def test_random_grids_with_failures_keep_every_invariant(raw):
     check_failure_run(raw, events, out)
     total = summary["jobs"]
     assert total["total"] == total["finished"] + total["rejected"] + total.get("killed", 0)
+
+
+def test_an_swf_export_writes_killed_and_lost_jobs_as_failed_with_the_time_they_ran(tmp_path):
+    from workloads.export import write_swf
+
+    # m0: J1 is killed at its estimate (10), J4 then runs 12..17; m1: J2 is lost when m1 fails
+    # at 30 (max_kills 0); J3 wants 2 CPUs on 1-CPU machines: rejected, it never ran.
+    jobs = [gl(1, 10.0, runtime=20.0), gl(2, 100.0), gl(3, 5.0, cpus=2), gl(4, 5.0, submit=12.0)]
+    stress = {"kill_at_estimate": True, "max_kills": 0, **failures(("c0", 1, 30.0, 40.0))}
+    result = emulator.run(parse(one_cluster(jobs, stress), "test.toml"), tmp_path / "run")
+    write_swf(result.jobs, tmp_path / "schedule.swf")
+    lines = [ln.split() for ln in (tmp_path / "schedule.swf").read_text().splitlines() if ln[0] != ";"]
+    # id, submit, wait, run time, processors, status (1 finished, 0 failed, 5 never ran)
+    assert [[float(v) for v in (*r[:5], r[10])] for r in lines] == [
+        [1, 0, 0, 10, 1, 0],
+        [2, 0, 0, 30, 1, 0],
+        [3, 0, -1, -1, -1, 5],
+        [4, 12, 0, 5, 1, 1],
+    ]

@@ -283,3 +283,14 @@ def test_mcp_weights_clusters_by_jobs_and_pb_is_the_spread_of_their_cp():
     assert summary["grid"]["mcp"] == pytest.approx(6.5 / 3)
     assert summary["grid"]["pb"] == pytest.approx(0.25 / 2**0.5)
     assert summary["clusters"]["A"]["pb"] is None
+
+
+def test_the_jobs_sentence_says_how_many_rejections_were_jobs_lost_to_failures():
+    from emulator.metrics import jobs_sentence
+
+    plain = {"jobs": {"total": 1200, "finished": 1199, "rejected": 1}, "grid": {"jobs_lost": 0}}
+    assert jobs_sentence(plain) == "1,200 jobs: 1,199 finished, 1 rejected"
+    failing = {"jobs": {"total": 10, "finished": 6, "rejected": 3, "killed": 1}, "grid": {"jobs_lost": 2}}
+    assert jobs_sentence(failing) == (
+        "10 jobs: 6 finished, 3 rejected (2 of them lost to failures), 1 killed at their estimate"
+    )

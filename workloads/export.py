@@ -13,8 +13,10 @@ stream's (``submit``), so a window or a load scaling shows in the export.
 ``schedule=True`` (the default for a run's ``jobs.arrow``, which has outcome
 columns) writes what happened in the emulation instead of what the trace
 recorded: wait = start - submit, run time = finish - start, allocated
-processors = the job's CPUs, status 1 (finished) or 5 (rejected: it never
-ran), and for GWF the cluster as the last-run site.
+processors = the job's CPUs, status 1 (finished), 0 (failed: it ran but never
+finished, killed at its estimate or lost to failures; its run time the
+seconds it ran) or 5 (rejected: it never ran), and for GWF the cluster as the
+last-run site.
 """
 
 from __future__ import annotations
@@ -134,11 +136,20 @@ def _swf_fields(table: pa.Table, schedule: bool) -> list[pa.Array]:
         submit = table.column("submit").to_numpy()
         started, finished = ~np.isnan(start), ~np.isnan(finish)
         fields[2] = pa.array(np.where(started, start - submit, -1.0))
-        fields[3] = pa.array(np.where(finished, finish - start, -1.0))
+        ran = _column(table, "run_time", np.full(len(start), np.nan))  # of jobs that never finished
+        ran = np.where(started & ~np.isnan(ran), ran, -1.0)
+        fields[3] = pa.array(np.where(finished, finish - start, ran))
         cpus = table.column("cpus").to_numpy().astype(np.int64)
         fields[4] = pa.array(np.where(started, cpus, -1))
-        fields[10] = pa.array(np.where(finished, 1, 5).astype(np.int64))
+        fields[10] = pa.array(np.where(finished, 1, np.where(started, 0, 5)).astype(np.int64))
     return fields
+
+
+def _column(table: pa.Table, name: str, default: np.ndarray) -> np.ndarray:
+    """Column ``name`` as floats (nulls NaN), or ``default`` when the table has none."""
+    if name not in table.column_names:
+        return default
+    return table.column(name).to_numpy(zero_copy_only=False).astype(float)
 
 
 def _text(column: pa.ChunkedArray) -> pa.Array:

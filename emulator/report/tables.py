@@ -11,7 +11,7 @@ from html import escape
 
 import pyarrow as pa
 
-from ..metrics import METRICS
+from ..metrics import METRICS, jobs_sentence
 from ..sweep import METRICS as SWEEP_METRICS
 from ..sweep import compare, varied_keys
 from .data import RunData
@@ -19,9 +19,9 @@ from .page import html_table
 
 
 def run_facts(run: RunData) -> list[str]:
-    jobs, info = run.summary["jobs"], run.summary.get("run", {})
+    info = run.summary.get("run", {})
     return [
-        f"{jobs['total']:,} jobs: {jobs['finished']:,} finished, {jobs['rejected']:,} rejected",
+        jobs_sentence(run.summary),
         f"{len(run.clusters)} clusters, {sum(c.cpus for c in run.clusters):,} CPUs",
         f"{run.events.num_rows:,} events",
         f"backend {info.get('backend', '?')}, {info.get('wall_seconds', 0):.2f} s wall",
