@@ -33,6 +33,7 @@ class Table:
         self.source = source
         self.path = path
         self.effective: dict[str, Any] = {}
+        self._other: set[str] = set()
 
     def key(self, name: str) -> str:
         return f"{self.path}.{name}" if self.path else name
@@ -124,9 +125,21 @@ class Table:
         self.effective[name] = [s.effective for s in subs]
         return subs
 
+    def choose(self, name: str, keys: dict[str, tuple[str, ...]], default: str) -> str:
+        """One of the alternatives ``keys`` names (``model = ...``), whose own keys follow.
+
+        The other alternatives' keys are accepted unread and left out of the
+        effective configuration, so ``--set stress.failures.model=none`` switches
+        off a file's failure model without deleting its ``mttf``.
+        """
+        chosen = self.choice(name, tuple(keys), default)
+        self._other.update(k for other, names in keys.items() if other != chosen for k in names)
+        self._other.difference_update(keys[chosen])
+        return chosen
+
     def done(self) -> None:
         """Reject keys nobody read (typos, misplaced keys)."""
-        unknown = [k for k in self.data if k not in self.effective]
+        unknown = [k for k in self.data if k not in self.effective and k not in self._other]
         if unknown:
             known = ", ".join(sorted(self.effective)) or "none"
             raise ScenarioError(

@@ -37,7 +37,14 @@ from .model import Cluster
 FAILURE_STREAM = 1
 """Second spawn key of the failure streams: ``(pid, FAILURE_STREAM, machine)`` (partitions use ``(pid,)``)."""
 
-MODELS = ("none", "exponential", "weibull", "list")
+MODEL_KEYS = {
+    "none": (),
+    "exponential": ("mttf", "mttr"),
+    "weibull": ("mttf", "mttr", "shape"),
+    "list": ("events", "file"),
+}
+"""Failure models and their keys."""
+MODELS = tuple(MODEL_KEYS)
 FAILURE, OUTAGE, ESTIMATE = "failure", "outage", "estimate"
 """The ``info`` of a ``kill`` row: a machine failed, the cluster went down, the job reached its estimate."""
 WAIT, RETURN = "wait", "return"
@@ -210,7 +217,7 @@ def read(
 def _models(t: Table, clusters: list[Cluster], base: Path, only: int | None) -> list[FailureModel]:
     """One model per cluster from a failures table: the grid's (``only`` None) or cluster ``only``'s."""
     n = len(clusters)
-    model = t.choice("model", MODELS, "none")
+    model = t.choose("model", MODEL_KEYS, "none")
     if model == "none":
         return [FailureModel() for _ in range(n)]
     if model in ("exponential", "weibull"):

@@ -107,3 +107,20 @@ def test_a_failure_sweep_reports_degradation_curves_of_the_jobs_killed(tmp_path)
     assert all(killed[20000, seed] > killed[2000000, seed] for seed in (1, 2))
     names = [figure.name for figure in plan_report(out).figures]
     assert "sweep-jobs_killed" in names and "sweep-utilization" in names
+
+
+def test_set_switches_a_files_failure_and_estimate_models_off_without_deleting_their_keys():
+    off = ["stress.failures.model=none", "stress.estimates.model=trace", "workload.jobs=20"]
+    scenario = load(presets.path("stress"), off)
+    stress = scenario.effective["stress"]
+    assert stress["failures"] == {"model": "none"} and stress["estimates"] == {"model": "trace"}
+    assert scenario.failures is None
+    weibull = load(presets.path("stress"), ["stress.failures.model=weibull", "workload.jobs=20"])
+    assert weibull.effective["stress"]["failures"] == {
+        "model": "weibull",
+        "mttf": 2592000.0,
+        "mttr": 7200.0,
+        "shape": 0.7,
+    }
+    with pytest.raises(ScenarioError, match=r"unknown key 'stress\.failures\.mtff'"):
+        load(presets.path("stress"), ["stress.failures.mtff=5"])  # a typo is still one

@@ -279,7 +279,7 @@ def test_effective_configuration_fills_in_the_defaults():
             {"estimates": {"model": "factor", "range": [3.0, 2.0]}},
             "key 'stress.estimates.range' = [3.0, 2.0]",
         ),
-        ({"estimates": {"model": "exact", "f": 2.0}}, "unknown key 'stress.estimates.f'"),
+        ({"estimates": {"model": "exact", "ff": 2.0}}, "unknown key 'stress.estimates.ff'"),
         (
             {"estimates": {"model": "tsafrir", "max_estimate": 600}},
             "key 'stress.estimates.max_estimate' = 600",

@@ -53,7 +53,15 @@ __all__ = [
     "warp_bursts",
 ]
 
-ESTIMATE_MODELS = ("trace", "exact", "factor", "f-model", "tsafrir")
+ESTIMATE_KEYS = {
+    "trace": (),
+    "exact": (),
+    "factor": ("distribution", "range", "mu", "sigma"),
+    "f-model": ("f",),
+    "tsafrir": ("max_estimate",),
+}
+"""Estimate models and their keys."""
+ESTIMATE_MODELS = tuple(ESTIMATE_KEYS)
 FACTOR_DISTRIBUTIONS = ("uniform", "lognormal")
 _REQUIRED = object()
 ESTIMATE_STREAM = (1 << 30, 1)
@@ -132,7 +140,7 @@ def _bursts(tables: list[Table]) -> tuple[Burst, ...]:
 
 
 def _estimates(t: Table) -> Estimates:
-    model = t.choice("model", ESTIMATE_MODELS, "trace")
+    model = t.choose("model", ESTIMATE_KEYS, "trace")
     if model == "factor":
         distribution = t.choice("distribution", FACTOR_DISTRIBUTIONS, "uniform")
         if distribution == "uniform":
