@@ -16,7 +16,7 @@ Three tables:
    pays nothing: Ray wins only when a round's compute is well above that (many
    busy clusters, a per-event policy that costs milliseconds, a long
    lookahead).
-3. ``sweep``: 20 independent quickstart runs one after another vs a process
+3. ``sweep``: 20 independent quickstart runs (10k jobs each) one after another vs a process
    pool vs Ray tasks; the target is >= 1.8x faster than sequential.
 
     python scripts/bench_ray.py [--only barrier|backends|sweep] [--rounds N] [--json]
@@ -44,6 +44,8 @@ from emulator.scenario import parse
 from emulator.sweep import points, process_pool, run_point
 
 PARTITIONS = (1, 2, 4, 16)
+SWEEP_JOBS = 10_000
+"""Jobs per sweep run (~2 s each): Ray's worker start-up and task overhead (~1-2 s) dwarf shorter runs."""
 B_INTERARRIVAL = 1.0
 """Case (b)'s mean inter-arrival (s): 8 x 150 machines of 4 CPUs kept busy, queues of tens of jobs."""
 
@@ -197,7 +199,7 @@ def backend_rows() -> list[dict]:
 
 
 def sweep_rows(count: int = 20) -> list[dict]:
-    todo = points([("seed", list(range(1, count + 1)))], ["workload.jobs=1500"])
+    todo = points([("seed", list(range(1, count + 1)))], [f"workload.jobs={SWEEP_JOBS}"])
     timings = {}
     started = time.perf_counter()
     for point in todo:
