@@ -15,7 +15,8 @@ Three tables:
    of a millisecond to a millisecond per round whatever the work, in-process
    pays nothing: Ray wins only when a round's compute is well above that (many
    busy clusters, a per-event policy that costs milliseconds, a long
-   lookahead).
+   lookahead). Case (c) is (b) with 3k jobs and 10 s links: the lookahead, so each round
+   carries ten times the events, spread over more clusters.
 3. ``sweep``: 20 independent quickstart runs (10k jobs each) one after another vs a process
    pool vs Ray tasks; the target is >= 1.8x faster than sequential.
 
@@ -142,14 +143,16 @@ def ray_round(n: int, rounds: int, compiled: bool) -> float:
     return elapsed / rounds
 
 
-def grid(clusters: int, machines: int, jobs: int, interarrival: float, policy: str) -> dict:
+def grid(
+    clusters: int, machines: int, jobs: int, interarrival: float, policy: str, latency: float = 1.0
+) -> dict:
     return {
         "name": f"{clusters}x{machines}",
         "local": {"policy": policy},
         "clusters": [
             {
                 "name": f"c{i}",
-                "latency": 1.0,
+                "latency": latency,
                 "machines": [{"count": machines, "cpus": 4, "mips": 100.0 + 50 * i}],
             }
             for i in range(clusters)
@@ -169,6 +172,7 @@ def backend_rows() -> list[dict]:
     cases = {
         "a: 4x50, 20k jobs, easy": grid(4, 50, 20_000, 2.0, "easy"),
         "b: 8x150, 10k jobs, cs2": grid(8, 150, 10_000, B_INTERARRIVAL, "cs2"),
+        "c: b, 3k jobs, 10 s links": grid(8, 150, 3_000, B_INTERARRIVAL, "cs2", latency=10.0),
     }
     backends = {
         "inproc": None,
