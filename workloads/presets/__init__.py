@@ -9,27 +9,9 @@ the rest. The first comment line is the preset's one-line summary.
 
 from __future__ import annotations
 
-from importlib import resources
-from pathlib import Path
+from ..named_files import NamedFiles
 
 __all__ = ["names", "path", "summary"]
 
-
-def names() -> list[str]:
-    folder = resources.files(__name__)
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
-
-
-def path(name: str) -> Path:
-    """The preset's scenario file; KeyError naming the known presets when there is none."""
-    if name not in names():
-        raise KeyError(f"no preset {name!r}; presets: {', '.join(names())}")
-    return Path(str(resources.files(__name__) / f"{name}.toml"))
-
-
-def summary(name: str) -> str:
-    """The preset's first comment line."""
-    for line in path(name).read_text().splitlines():
-        if line.startswith("#"):
-            return line.lstrip("# ").strip()
-    return ""
+_FILES = NamedFiles(__name__, "preset", "presets")
+names, path, summary = _FILES.names, _FILES.path, _FILES.summary

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 
 from emulator.config import ScenarioError, Table
 
+from ..named_files import NamedFiles
+
 __all__ = ["Recipe", "load", "merge_vary", "names", "path", "summary"]
+
+_FILES = NamedFiles(__name__, "sweep recipe", "recipes")
+names, path, summary = _FILES.names, _FILES.path, _FILES.summary
 
 
 @dataclass(frozen=True)
@@ -29,26 +32,6 @@ class Recipe:
     scenario: str
     set: tuple[str, ...]
     vary: tuple[str, ...]
-
-
-def names() -> list[str]:
-    folder = resources.files(__name__)
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
-
-
-def path(name: str) -> Path:
-    """The recipe's file; KeyError naming the known recipes when there is none."""
-    if name not in names():
-        raise KeyError(f"no sweep recipe {name!r}; recipes: {', '.join(names())}")
-    return Path(str(resources.files(__name__) / f"{name}.toml"))
-
-
-def summary(name: str) -> str:
-    """The recipe's first comment line."""
-    for line in path(name).read_text().splitlines():
-        if line.startswith("#"):
-            return line.lstrip("# ").strip()
-    return ""
 
 
 def load(name: str) -> Recipe:
