@@ -77,18 +77,16 @@ class Table:
         low: float = -math.inf,
         strict_low: bool = False,
         integer: bool = False,
+        finite: bool = False,
     ) -> Any:
+        """A number ``>= low`` (``> low`` if ``strict_low``), an integer if asked, finite if ``finite``."""
         kind = int if integer else float
         sign = ">" if strict_low else ">="
-        what = f"{'an integer' if integer else 'a number'} {sign} {low}" if low > -math.inf else kind.__name__
-        check = (lambda v: v > low) if strict_low else (lambda v: v >= low)
-        return self.get(
-            name,
-            kind,
-            default,
-            check=lambda v: not (isinstance(v, float) and math.isnan(v)) and check(v),
-            expected=what,
-        )
+        noun = "an integer" if integer else "a finite number" if finite else "a number"
+        what = f"{noun} {sign} {low}" if low > -math.inf else noun if finite else kind.__name__
+        bound = (lambda v: v > low) if strict_low else (lambda v: v >= low)
+        check = math.isfinite if finite else (lambda v: not (isinstance(v, float) and math.isnan(v)))
+        return self.get(name, kind, default, check=lambda v: check(v) and bound(v), expected=what)
 
     def choice(self, name: str, options: tuple[str, ...], default: Any = _MISSING) -> str:
         return self.get(

@@ -234,10 +234,7 @@ def _models(t: Table, clusters: list[Cluster], base: Path, only: int | None) -> 
 
 def _finite(t: Table, name: str, *default: float) -> float:
     """A finite number > 0 (``default`` if given and the key is absent)."""
-    value = t.number(name, *default, low=0.0, strict_low=True)
-    if math.isinf(value):
-        raise t.fail(name, value, "a finite number > 0")
-    return value
+    return t.number(name, *default, low=0.0, strict_low=True, finite=True)
 
 
 def _rows(t: Table, clusters: list[Cluster], base: Path, only: int | None) -> list[tuple]:

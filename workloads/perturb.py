@@ -63,7 +63,6 @@ ESTIMATE_KEYS = {
 """Estimate models and their keys."""
 ESTIMATE_MODELS = tuple(ESTIMATE_KEYS)
 FACTOR_DISTRIBUTIONS = ("uniform", "lognormal")
-_REQUIRED = object()
 ESTIMATE_STREAM = (1 << 30, 1)
 """Spawn key of the estimate models' random stream: a sub-stream of the workload's (``(1 << 30,)``)."""
 
@@ -162,18 +161,9 @@ def _estimates(t: Table) -> Estimates:
     return Estimates(model)
 
 
-def _finite(t: Table, name: str, default=_REQUIRED, low: float = -math.inf, strict: bool = False) -> float:
+def _finite(t: Table, name: str, *default: float, low: float = -math.inf, strict: bool = False) -> float:
     """A finite number ``>= low`` (``> low`` if ``strict``); required unless a default is given."""
-    if default is _REQUIRED and not t.has(name):
-        raise ScenarioError(f"{t.source}: missing key '{t.key(name)}'")
-    bound = f" {'>' if strict else '>='} {low}" if low > -math.inf else ""
-    return t.get(
-        name,
-        float,
-        default,
-        check=lambda v: math.isfinite(v) and (v > low if strict else v >= low),
-        expected=f"a finite number{bound}",
-    )
+    return t.number(name, *default, low=low, strict_low=strict, finite=True)
 
 
 def _range(t: Table) -> tuple[float, float]:
