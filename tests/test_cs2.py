@@ -125,7 +125,6 @@ def test_the_matrix_is_the_weighted_sum_at_eligible_entries():
 def test_entries_are_the_eligible_ones_in_row_order():
     entries = cs.Entries.of(ELIGIBLE, cs.Scratch())
     assert entries.flat.tolist() == FLAT.tolist() and entries.count.tolist() == [2, 1, 2]
-    assert entries.job.tolist() == [0, 0, 1, 2, 2] and entries.machine.tolist() == [0, 1, 0, 0, 1]
     assert entries.on(np.array([1, 1, -1])).tolist() == [1, -1, -1]  # b cannot use M1
     assert entries.on(np.array([0, 0, 1])).tolist() == [0, 2, 4]
 
@@ -134,19 +133,43 @@ def needs(per_job=((0, 1),)):
     return [per_job, (), per_job]
 
 
+def descending(values, sort="quick", classes=1024, labels=None):
+    """``labels`` (default: positions) in the order the matching visits them: by (sort key, label)."""
+    labels = np.arange(len(values)) if labels is None else labels
+    return labels[np.lexsort((labels, cs.sort_keys(np.asarray(values, float), sort, classes)))]
+
+
+def match(order, width, cpus, capacity, per_job, copies, per_machine, rank=None, key=None):
+    """:func:`cs.match` visiting entries ``order[k] = job * width + machine`` in that order.
+
+    The entries' keys are their positions in ``order`` unless ``key`` gives them (in flat order);
+    each job's license needs are its own set. ``rank`` (default: machine order) only guides the
+    walk: it never changes the plan.
+    """
+    eligible = np.zeros(len(cpus) * width, dtype=bool)
+    eligible[order] = True
+    entries = cs.Entries.of(eligible.reshape(len(cpus), width), cs.Scratch())
+    if key is None:
+        key = np.empty(len(order), dtype=np.uint64)
+        key[np.searchsorted(entries.flat, order)] = np.arange(len(order))
+    rank = np.arange(width) if rank is None else rank
+    table, sets = cs.LicenseNeeds.of(list(per_job)), np.arange(len(cpus))
+    return cs.match(key, entries, rank, cpus, capacity, table, sets, copies, per_machine)
+
+
 def test_matching_shares_a_license_copy_on_one_machine():
     # Order: (a,M0) 38.8, (c,M1) 17.8, (a,M1) 16.2, (c,M0) 12.8, (b,M0) 0.45.
     # a -> M0 (takes the only copy of L, held on M0); c -> M1 needs a new copy: none left;
     # c -> M0 shares M0's copy: placed; b -> M0 needs 4 CPUs, 1 left: not placed.
-    order = cs.descending(matrix(), labels=FLAT)
+    order = descending(matrix(), labels=FLAT)
     assert order.tolist() == [0, 5, 1, 4, 2]
-    where = cs.match(order, 2, np.array([2, 4, 1]), CAPACITY, needs(), [1], per_machine=True)
+    where = match(order, 2, np.array([2, 4, 1]), CAPACITY, needs(), [1], per_machine=True)
     assert where.tolist() == [0, -1, 0]
     # Copies counted per job: c can never get the copy a holds.
-    where = cs.match(order, 2, np.array([2, 4, 1]), CAPACITY, needs(), [1], per_machine=False)
+    where = match(order, 2, np.array([2, 4, 1]), CAPACITY, needs(), [1], per_machine=False)
     assert where.tolist() == [0, -1, -1]
     # Two copies: c takes M1, its best machine.
-    where = cs.match(order, 2, np.array([2, 4, 1]), CAPACITY, needs(), [2], per_machine=True)
+    where = match(order, 2, np.array([2, 4, 1]), CAPACITY, needs(), [2], per_machine=True)
     assert where.tolist() == [0, -1, 1]
 
 
@@ -154,7 +177,7 @@ def test_matching_respects_cpus():
     # Six 1-CPU jobs all prefer machine 0 (3 CPUs) then machine 1 (2 CPUs): 3 + 2 placed, the last
     # one is left out. Entries in order: every job on M0 (jobs 0..5), then every job on M1.
     order = np.array([0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11])  # job * 2 + machine
-    where = cs.match(order, 2, np.ones(6, int), np.array([3, 2]), [()] * 6, [], per_machine=True)
+    where = match(order, 2, np.ones(6, int), np.array([3, 2]), [()] * 6, [], per_machine=True)
     assert where.tolist() == [0, 0, 0, 1, 1, -1]
 
 
@@ -163,7 +186,7 @@ def test_both_sorts_give_the_same_plan_when_classes_do_not_collide():
     values = matrix()
     classes = np.floor((values - values.min()) / (values.max() - values.min()) * 1023)
     assert len(set(classes.tolist())) == len(values)
-    assert cs.descending(values, "counting").tolist() == cs.descending(values, "quick").tolist()
+    assert descending(values, "counting").tolist() == descending(values, "quick").tolist()
 
 
 def test_coarse_classes_can_change_the_plan():
@@ -171,18 +194,18 @@ def test_coarse_classes_can_change_the_plan():
     # quick: 0.20, 0.14, 0.10 -> jobs 2 and 1 run. Two classes over [0.1, 0.2]: 0.10 and 0.14 share
     # class 0 (0.4 rounds down), kept in position order -> 0.20, 0.10, 0.14 -> jobs 2 and 0 run.
     values = np.array([0.10, 0.14, 0.20])
-    quick, counting = cs.descending(values, "quick"), cs.descending(values, "counting", classes=2)
+    quick, counting = descending(values, "quick"), descending(values, "counting", classes=2)
     assert quick.tolist() == [2, 1, 0] and counting.tolist() == [2, 0, 1]
     place = [
-        cs.match(order, 1, np.ones(3, int), np.array([2]), [()] * 3, [], True) for order in (quick, counting)
+        match(order, 1, np.ones(3, int), np.array([2]), [()] * 3, [], True) for order in (quick, counting)
     ]
     assert [p.tolist() for p in place] == [[-1, 0, 0], [0, -1, 0]]
 
 
 def test_exact_ties_go_to_the_earlier_entry():
     values = np.array([1.0, 3.0, 1.0, 3.0, 2.0])
-    assert cs.descending(values, "quick").tolist() == [1, 3, 4, 0, 2]
-    assert cs.descending(values, "counting").tolist() == [1, 3, 4, 0, 2]
+    assert descending(values, "quick").tolist() == [1, 3, 4, 0, 2]
+    assert descending(values, "counting").tolist() == [1, 3, 4, 0, 2]
 
 
 # -- the fast paths against the whole-matrix computation they replace (hypothesis) ---------------
@@ -199,7 +222,7 @@ def whole_matrix_priorities(remt, eligible, now, deadline, elapsed, current, age
     np.subtract(2.0, work, out=work)
     np.clip(work, 0.0, 1.0, out=work)
     count = eligible.sum(axis=1)
-    mean = np.divide(np.einsum("ij,ij->i", work, eligible), count, out=np.zeros(len(p)), where=count > 0)
+    mean = np.divide(cs.row_sums(work, eligible), count, out=np.zeros(len(p)), where=count > 0)
     np.subtract(1.0, work, out=work)
     np.multiply(work, (w.deadline * mean)[:, None], out=p)
     np.multiply(remt, -w.wait / (top or 1.0), out=work)
@@ -307,16 +330,57 @@ close_values = st.lists(st.sampled_from([0.0, -0.0, 1.0, 1.0 + 2**-52, 1.0 + 2**
 @settings(max_examples=300, deadline=None)
 @given(
     values=st.lists(st.floats(-1e6, 1e6, allow_nan=False), max_size=60) | close_values,
-    gaps=st.lists(st.integers(1, 2**40), min_size=60, max_size=60),
     sort=st.sampled_from(["quick", "counting"]),
     classes=st.integers(2, 1024),
 )
-def test_the_packed_sort_is_a_stable_descending_sort(values, gaps, sort, classes):
-    # Labels with large gaps leave few bits of the value in the packed key: many collisions to fix.
-    values, labels = np.array(values, dtype=float), np.cumsum(gaps[: len(values)]).astype(np.int64)
-    expected = labels[stable_descending(values, sort, classes)]
-    assert cs.descending(values, sort, classes, labels, cs.Scratch()).tolist() == expected.tolist()
-    assert cs.descending(values, sort, classes).tolist() == stable_descending(values, sort, classes).tolist()
+def test_sort_keys_order_entries_by_descending_priority(values, sort, classes):
+    values = np.array(values, dtype=float)
+    assert descending(values, sort, classes).tolist() == stable_descending(values, sort, classes).tolist()
+
+
+def reference_match(order, width, cpus, capacity, per_job, copies, per_machine):
+    """The matching rule entry by entry, in plain Python: the definition the compiled walk keeps."""
+    where, free, left, held = [-1] * len(cpus), list(capacity), list(copies), set()
+    for flat in order.tolist():
+        i, m = divmod(flat, width)
+        if where[i] >= 0 or free[m] < cpus[i]:
+            continue
+        fresh = [(lic, 1) for lic, _ in per_job[i] if (m, lic) not in held] if per_machine else per_job[i]
+        if any(left[lic] < count for lic, count in fresh):
+            continue
+        for lic, count in fresh:
+            left[lic] -= count
+            held.add((m, lic))
+        where[i], free[m] = m, free[m] - cpus[i]
+    return where
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    jobs=st.integers(1, 12),
+    width=st.integers(1, 5),
+    licenses=st.integers(0, 3),
+    per_machine=st.booleans(),
+    ties=st.sampled_from([2, 5, 1000]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_the_compiled_walk_follows_the_matching_rule_whatever_the_machine_ranks(
+    jobs, width, licenses, per_machine, ties, seed
+):
+    rng = np.random.default_rng(seed)
+    cpus, capacity = rng.integers(1, 5, jobs), rng.integers(0, 8, width)
+    per_job = [
+        tuple((lic, int(rng.integers(1, 3))) for lic in range(licenses) if rng.random() < 0.4)
+        for _ in range(jobs)
+    ]
+    copies = rng.integers(0, 3, licenses)
+    # Keys from a few values: many ties, which go to the lower flat index.
+    eligible = np.flatnonzero(rng.random(jobs * width) < 0.7)
+    key = rng.integers(0, ties, len(eligible))
+    order = eligible[np.lexsort((eligible, key))]
+    args = (order, width, cpus, capacity, per_job, copies.tolist(), per_machine)
+    got = match(*args, rank=rng.permutation(width), key=key.astype(np.uint64))
+    assert got.tolist() == reference_match(*args)
 
 
 def test_scratch_buffers_are_not_pickled():

@@ -7,7 +7,7 @@ use (enough CPUs, able to run its licenses: the *minimal requirements*
 heuristic) is the weighted sum of the deadline, overhead minimization,
 licenses, wait minimization and anti-aging heuristics
 (:mod:`~emulator.policies.cs2_matrix`), computed with numpy at every eligible
-entry at once. The entries are sorted (``sort = "quick"``: a float sort;
+entry at once. The entries are ordered (``sort = "quick"``: by their float value;
 ``"counting"``: the paper's "Cs" variant, a counting sort over ``classes``
 integer classes) and matched greedily. Then:
 
@@ -200,11 +200,11 @@ class ConvergentScheduling(LocalPolicy):
             self.weights,
             self._scratch,
         )
-        order = cs.descending(values, self.sort, self.classes, entries.flat, self._scratch)
-        needs = [cols.needs[k] for k in keys.tolist()]
-        walk = cs.Walk(s["cpus"], cols.res.available, needs, cols.copies.tolist(), cols.per_machine)
-        walk.walk(order, entries.eligible.shape[1])
-        return walk.where
+        key = cs.sort_keys(values, self.sort, self.classes, self._scratch)
+        available = cols.res.available
+        return cs.match(
+            key, entries, cols.rank, s["cpus"], available, cols.needs(), keys, cols.copies, cols.per_machine
+        )
 
     def _decisions(self, view, s: dict, where: np.ndarray) -> list[Decision | Preempt]:
         """Preemptions first (they free what the starts use), then starts and resumes."""
@@ -241,7 +241,7 @@ class _JobColumns:
     Filled once per job, so a plan gathers its jobs' attributes with one
     dictionary lookup per job and vectorized indexing. License sets are
     interned: ``key`` indexes ``uses`` (the set as a row over the cluster's
-    licenses) and ``needs`` (copies per license, for the matching); so are
+    licenses) and the rows of ``needs()`` (copies per license, for the matching); so are
     (license set, CPUs) shapes: ``shape`` indexes ``masks``, the machines a
     job of that shape may use (minimal requirements).
     """
@@ -253,12 +253,14 @@ class _JobColumns:
         self.names = sorted(res.cluster.licenses)
         self.index = {name: i for i, name in enumerate(self.names)}
         self.copies = np.array([res.cluster.licenses[n] for n in self.names], dtype=np.int64)
+        self.rank = cs.machine_ranks(res.mips)
         self.row: dict[int, int] = {}
         self._sets: dict[tuple[str, ...], int] = {}
         self._shapes: dict[tuple[tuple[str, ...], int], int] = {}
         self.masks = np.zeros((0, len(res.mips)), dtype=bool)
         self.uses = np.zeros((0, len(self.names)), dtype=bool)
-        self.needs: list[cs.Needs] = []
+        self._needs: list[cs.Needs] = []
+        self._table: cs.LicenseNeeds | None = None
         self.size = 0
         self._grow(256)
 
@@ -308,7 +310,7 @@ class _JobColumns:
     def _set(self, licenses: tuple[str, ...]) -> int:
         key = self._sets.get(licenses)
         if key is None:
-            key = self._sets[licenses] = len(self.needs)
+            key = self._sets[licenses] = len(self._needs)
             use = np.zeros((1, len(self.names)), dtype=bool)
             counts: dict[int, int] = {}
             for lic in licenses:
@@ -316,5 +318,12 @@ class _JobColumns:
                 use[0, i] = True
                 counts[i] = counts.get(i, 0) + 1
             self.uses = np.vstack((self.uses, use))
-            self.needs.append(tuple(sorted(counts.items())))
+            self._needs.append(tuple(sorted(counts.items())))
+            self._table = None
         return key
+
+    def needs(self) -> cs.LicenseNeeds:
+        """The copies each license set needs, rebuilt only after a new set was seen."""
+        if self._table is None:
+            self._table = cs.LicenseNeeds.of(self._needs)
+        return self._table

@@ -8,11 +8,11 @@ machine ``m`` (remaining instructions / MIPS, :func:`remaining_times`). The
 policy computes their weighted sum at the eligible entries only
 (:func:`priorities`); these whole-matrix forms are the definitions.
 
-**Matching.** The eligible entries (:class:`Entries`) are sorted by
-priority, descending (:func:`descending`: a float sort, or a counting sort over
-integer classes), and walked greedily (:func:`match`): job ``i`` takes machine
-``m`` when it is not placed yet and ``m`` still has the CPUs and the license
-copies.
+**Matching.** The eligible entries (:class:`Entries`) are ordered by
+priority, descending (:func:`sort_keys`: the exact float order, or a counting
+sort's integer classes), and walked greedily (:func:`match`): job ``i`` takes
+machine ``m`` when it is not placed yet and ``m`` still has the CPUs and the
+license copies. The walk is compiled (:mod:`~emulator.policies.cs2_kernels`).
 """
 
 from __future__ import annotations
@@ -23,15 +23,22 @@ import numpy as np
 
 Needs = tuple[tuple[int, int], ...]
 """License copies a job needs: ``((license index, copies), ...)``, each license once."""
-PLACED = np.iinfo(np.int64).max
-"""A placed job's CPU demand in the matching: more than any machine has."""
+
+
+def kernels():
+    """The compiled loops (:mod:`~emulator.policies.cs2_kernels`), imported on first use: importing
+    numba takes ~0.2 s, which every command that runs no CS 2.0 plan is spared."""
+    from . import cs2_kernels
+
+    return cs2_kernels
 
 
 def deadline_score(remt: np.ndarray, deadline: np.ndarray, now: float, eligible: np.ndarray) -> np.ndarray:
     """``(1 - f[i, m]) * F_i``: urgency ``f`` of running ``i`` on ``m``, ``F_i`` its mean over eligible ``m``.
 
     ``last = deadline - remT``, ``end = now + remT``; ``f = 0`` if ``end <= last``,
-    ``(end - last) / remT`` if ``last < end <= deadline``, 1 if ``end > deadline``.
+    ``(end - last) / remT`` if ``last < end <= deadline``, 1 if ``end > deadline``;
+    ``F_i`` is summed in machine order (:func:`row_sums`).
     With the slack ``s = deadline - now`` that is ``f = clip(2 - s / remT, 0, 1)``
     (``end <= last`` iff ``s / remT >= 2``; ``end > deadline`` iff ``s / remT < 1``),
     one division and a clip per entry. No deadline (``inf``): ``f = 0``, score 0.
@@ -40,10 +47,22 @@ def deadline_score(remt: np.ndarray, deadline: np.ndarray, now: float, eligible:
     np.subtract(2.0, f, out=f)
     np.clip(f, 0.0, 1.0, out=f)
     count = eligible.sum(axis=1)
-    mean = np.divide(np.einsum("ij,ij->i", f, eligible), count, out=np.zeros(len(f)), where=count > 0)
+    mean = np.divide(row_sums(f, eligible), count, out=np.zeros(len(f)), where=count > 0)
     np.subtract(1.0, f, out=f)
     f *= mean[:, None]
     return f
+
+
+def row_sums(values: np.ndarray, eligible: np.ndarray) -> np.ndarray:
+    """Each row's sum of ``values`` at its eligible entries, added one by one in machine order.
+
+    A fixed order (not numpy's blocked, CPU-dependent summation) makes plans
+    the same on every machine; adding the zeros of ineligible entries changes
+    no partial sum.
+    """
+    if not values.size:
+        return np.zeros(len(values))
+    return np.cumsum(np.where(eligible, values, 0.0), axis=1)[:, -1]
 
 
 def overhead_score(remt: np.ndarray, elapsed: np.ndarray, current: np.ndarray) -> np.ndarray:
@@ -130,28 +149,20 @@ class Entries:
     A plan computes priorities, sorts and matches these alone (about half the
     matrix in the cs2 preset: the minimal requirements heuristic rules out the
     rest), so its passes skip the entries that would be thrown away.
-    ``flat[k] = job[k] * width + machine[k]`` (ascending), ``count`` the
-    entries of each job.
+    ``flat[k] = job * width + machine`` (ascending), ``count`` the entries of
+    each job.
     """
 
     eligible: np.ndarray
     flat: np.ndarray
-    job: np.ndarray
-    machine: np.ndarray
     count: np.ndarray
 
     @classmethod
     def of(cls, eligible: np.ndarray, scratch: Scratch) -> Entries:
-        n, width = eligible.shape
-        flat = np.flatnonzero(eligible)
-        count = np.diff(np.searchsorted(flat, np.arange(n + 1) * width))
-        job = np.floor_divide(flat, width, out=scratch("job", len(flat), np.intp))
-        machine = np.multiply(job, width, out=scratch("machine", len(flat), np.intp))
-        return cls(eligible, flat, job, np.subtract(flat, machine, out=machine), count)
-
-    def spread(self, values: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """Per-job ``values`` at each entry, written to ``out``."""
-        return np.take(values, self.job, out=out, mode="clip")  # "clip": no buffering; job is in range
+        flat = scratch("flat", eligible.size, np.int64)
+        count = np.empty(len(eligible), dtype=np.int64)
+        size = kernels().eligible_entries(eligible, flat, count)
+        return cls(eligible, flat[:size], count)
 
     def on(self, machines: np.ndarray) -> np.ndarray:
         """Each job's entry on machine ``machines[i]``; -1 where none is given or the job may not use it."""
@@ -178,12 +189,16 @@ def remaining_times(
     was suspended on (-1: none), ``elsewhere[i]`` at the others: its whole
     length if moving would lose its progress, else ``remaining[i]`` again.
     """
-    remt = entries.spread(elsewhere, scratch("remt", len(entries.flat)))
-    remt /= np.take(mips, entries.machine, out=scratch("mips", len(remt)), mode="clip")
-    jobs = np.flatnonzero(own >= 0)
-    at = own[jobs]
-    remt[at] = remaining[jobs] / mips[entries.machine[at]]
-    return remt
+    return kernels().entry_remaining_times(
+        entries.flat,
+        entries.count,
+        entries.eligible.shape[1],
+        np.asarray(remaining, dtype=float),
+        np.asarray(elsewhere, dtype=float),
+        np.asarray(own, dtype=np.int64),
+        np.asarray(mips, dtype=float),
+        scratch("remt", len(entries.flat)),
+    )
 
 
 def priorities(
@@ -204,95 +219,54 @@ def priorities(
     The weighted sum of the five scoring heuristics above; the sixth, minimal
     requirements, is ``entries`` itself. ``running``: the entries where jobs
     run now, ``elapsed`` their seconds there (overhead minimization). The same
-    arithmetic as the functions above, fused into a few in-place passes (this
-    is the policy's hot path): per-job terms are spread over each job's
-    entries; overhead minimization is added only where jobs run. The deadline
-    heuristic's mean over a job's machines is the one sum over the matrix,
-    taken as ``einsum`` over whole rows with zeros at the ineligible entries:
-    the same products in the same order as the whole-matrix ``einsum`` with
-    the eligibility mask, so plans stay identical to the whole-matrix
-    computation to the last bit (:func:`numpy.sum` would add in another order).
+    arithmetic as the functions above, a row at a time in compiled code (this
+    is the policy's hot path: :func:`~emulator.policies.cs2_kernels.entry_priorities`),
+    so plans are identical to the whole-matrix computation to the last bit.
     """
-    size, count = len(remt), entries.count
+    size = len(remt)
     top = float(remt.max()) if size else 1.0
-    p = entries.spread(deadline - now, scratch("priority", size))
-    np.divide(p, remt, out=p)  # deadline: f = clip(2 - slack / remT, 0, 1)
-    np.subtract(2.0, p, out=p)
-    np.clip(p, 0.0, 1.0, out=p)
-    rows = scratch("rows", entries.eligible.size)
-    rows.fill(0.0)
-    rows[entries.flat] = p
-    width = entries.eligible.shape[1]
-    total = np.einsum("ij,j->i", rows.reshape(-1, width), np.ones(width))
-    mean = np.divide(total, count, out=np.zeros(len(count)), where=count > 0)
-    np.subtract(1.0, p, out=p)
-    term = scratch("term", size)
-    p *= entries.spread(w.deadline * mean, term)
-    p += np.multiply(remt, -w.wait / (top or 1.0), out=term)  # wait: w * (1 - remT / top)
-    column = np.full(len(count), w.wait)
+    column = np.full(len(entries.count), w.wait)
     if uses.size:
         column += w.licenses * license_score(uses, copies)
-    p += entries.spread(column, term)
-    a = entries.spread(age, scratch("age", size))  # anti-aging: w * age / (age + remT)
-    aging = np.multiply(a, w.aging, out=term)
-    a += remt
-    p += np.divide(aging, a, out=aging)
-    if running.size:  # overhead: where each job runs
-        p[running] += w.overhead * elapsed / np.maximum(remt[running], elapsed)
-    return p
+    weights = (w.deadline, -w.wait / (top or 1.0), w.aging, w.overhead)
+    return kernels().entry_priorities(
+        remt,
+        entries.count,
+        np.asarray(deadline - now, dtype=float),
+        np.asarray(age, dtype=float),
+        column,
+        np.asarray(running, dtype=np.int64),
+        np.asarray(elapsed, dtype=float),
+        weights,
+        scratch("priority", size),
+    )
 
 
 # -- matching -------------------------------------------------------------------------------------
 
 
-def descending(
-    values: np.ndarray,
-    sort: str = "quick",
-    classes: int = 1024,
-    labels: np.ndarray | None = None,
-    scratch: Scratch | None = None,
-) -> np.ndarray:
-    """``labels`` (ascending, 0 <= label < 2**48; default the positions) from the highest value to the lowest.
+def sort_keys(values: np.ndarray, sort: str = "quick", classes: int = 1024, scratch: Scratch | None = None):
+    """Each entry's sort key: unsigned integers that ascend as the priorities ``values`` descend.
 
-    Ties go in label order, so the result is the same on every machine. Each
-    entry's sort key and its label are packed into one 64-bit integer and the
-    integers sorted (numpy sorts plain integers several times faster than it
-    argsorts, and the label breaks ties); the labels, flat indices, need no
-    gather afterwards. ``quick``: the key is the value as an order-preserving
-    integer, its lowest bits dropped to make room for the label; entries that
-    then collide with different values (a few, in about one plan in ten) are
-    put in order afterwards. ``counting``: the values mapped affinely from their
-    range ``[min, max]`` onto ``classes`` integer classes, best first: the
-    paper's "Cs" variant, coarser keys, entries of one class in label order.
+    Entries are matched in ``(key, position)`` order. ``quick``: the exact
+    float order. ``counting``: the values mapped affinely from their range
+    ``[min, max]`` onto ``classes`` integer classes, best first: the paper's
+    "Cs" variant, coarser keys, the entries of one class in position order.
     """
     scratch = scratch or Scratch()
-    size = len(values)
-    if labels is None:
-        labels = np.arange(size)
-    if size == 0:
-        return labels.astype(np.intp)
-    bits = max(int(labels[-1]).bit_length(), 1)
-    shift, low = np.uint64(bits), np.uint64((1 << bits) - 1)
-    key = scratch("key", size, np.uint64)
-    if sort == "counting":
+    key = scratch("key", len(values), np.uint64)
+    if sort == "counting" and len(values):
         _class_keys(values, classes, key, scratch)
-        key <<= shift
     else:
         _value_keys(values, key, scratch)
-        key &= ~low  # room for the label
-    key |= np.asarray(labels, dtype=np.int64).view(np.uint64)
-    key.sort()
-    order = np.bitwise_and(key, low, out=scratch("order", size, np.uint64)).view(np.intp)
-    if sort != "counting":
-        key >>= shift
-        tie = key[1:] == key[:-1]
-        if tie.any():
-            _order_collisions(order, tie, values, labels)
-    return order
+    return key
 
 
 def _class_keys(values: np.ndarray, classes: int, key: np.ndarray, scratch: Scratch) -> None:
-    """``key`` = each value's class, 0 the highest: ``[min, max]`` mapped affinely onto ``classes``."""
+    """``key`` = each value's class, 0 the highest: ``[min, max]`` mapped affinely onto ``classes``.
+
+    Rounding keeps the map monotone: a higher value never gets a higher class.
+    """
     low, high = float(values.min()), float(values.max())
     scale = (classes - 1) / (high - low) if high > low else 0.0
     scaled = np.subtract(values, low, out=scratch("class", len(values)))
@@ -302,110 +276,76 @@ def _class_keys(values: np.ndarray, classes: int, key: np.ndarray, scratch: Scra
     np.subtract(classes - 1, signed, out=signed)
 
 
-def _value_keys(values: np.ndarray, key: np.ndarray, scratch: Scratch) -> None:
+def _value_keys(values: np.ndarray, key: np.ndarray, scratch: Scratch) -> np.ndarray:
     """``key`` = each value as an unsigned integer that sorts ascending as the values descend."""
     np.add(values, 0.0, out=key.view(np.float64))  # -0.0 becomes 0.0, its equal
     flip = np.right_shift(key, np.uint64(63), out=scratch("flip", len(values), np.uint64))
     flip -= np.uint64(1)  # all ones for values >= 0, else 0
     flip >>= np.uint64(1)
     key ^= flip  # values >= 0 by falling magnitude below 2**63, then values < 0 by rising magnitude
+    return key
 
 
-def _order_collisions(order: np.ndarray, tie: np.ndarray, values: np.ndarray, labels: np.ndarray) -> None:
-    """Sort each run of ``order`` whose packed keys tie (``tie[k]``: ``k`` and ``k + 1`` do) by value
-    (descending), then label, in place; the work is proportional to the entries involved."""
-    first = np.flatnonzero(tie)
-    involved = np.union1d(first, first + 1)
-    joined = (np.diff(involved) == 1) & tie[involved[:-1]]  # each entry with the one before it
-    runs = np.cumsum(np.concatenate(([True], ~joined)))
-    sub = order[involved]
-    value = values[np.searchsorted(labels, sub)] + 0.0
-    order[involved] = sub[np.lexsort((sub, -value, runs))]
+@dataclass(frozen=True)
+class LicenseNeeds:
+    """The license copies each license set needs, as CSR rows over the sets.
 
-
-class Walk:
-    """The greedy matching's state: which job is where, CPUs and license copies left.
-
-    Job ``i`` takes machine ``m`` when ``i`` is not placed yet, ``m`` has
-    ``cpus[i]`` CPUs left of ``capacity[m]`` and the job's license copies are
-    available (``needs[i]``; per machine, a machine already holding a license
-    in the plan needs no new copy).
+    Set ``s`` needs ``count[k]`` copies of license ``license[k]`` for ``k`` in
+    ``start[s]:start[s + 1]`` (each license once per set).
     """
 
-    def __init__(
-        self, cpus: np.ndarray, capacity: np.ndarray, needs: list[Needs], copies: list[int], per_machine: bool
-    ) -> None:
-        self.cpus, self.needs, self.per_machine = cpus, needs, per_machine
-        self.where = np.full(len(cpus), -1, dtype=np.int64)
-        self.free = np.array(capacity, dtype=np.int64)
-        self.demand = np.array(cpus, dtype=np.int64)  # CPUs each job still needs: placed, more than any
-        self.left = list(copies)
-        self.held: set[tuple[int, int]] = set()
+    start: np.ndarray
+    license: np.ndarray
+    count: np.ndarray
 
-    def possible(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """Which entries could still succeed: job unplaced, machine with the CPUs (both only shrink)."""
-        return self.free[cols] >= self.demand[rows]
-
-    def done(self) -> bool:
-        """Every job placed, or none fits in the CPUs any machine has left."""
-        return not len(self.demand) or self.demand.min() > self.free.max()
-
-    def walk(self, order: np.ndarray, width: int, chunk: int = 512) -> None:
-        """Visit entries ``order[k]`` (flat indices ``job * width + machine``) in order, exactly as one by
-        one, in doubling chunks: in each, only the entries that could still succeed are walked in
-        Python. The walk usually ends well before the last entry, so each chunk's coordinates are
-        computed only when it is reached."""
-        cpus, needs, start, total = self.cpus.tolist(), self.needs, 0, len(order)
-        while start < total and not self.done():
-            stop = min(total, start + chunk)
-            c = order[start:stop]
-            r = c // width
-            c = c - r * width
-            hit = self.possible(r, c).nonzero()[0]
-            if hit.size:
-                free, placed = self.free.tolist(), {}  # placed in this chunk: job -> machine
-                for i, m in zip(r[hit].tolist(), c[hit].tolist(), strict=True):
-                    if free[m] < cpus[i] or i in placed:
-                        continue
-                    if needs[i] and not self._take_copies(needs[i], m):
-                        continue
-                    placed[i] = m
-                    free[m] -= cpus[i]
-                if placed:
-                    jobs = list(placed)
-                    self.where[jobs] = list(placed.values())
-                    self.demand[jobs] = PLACED
-                    self.free = np.array(free, dtype=np.int64)
-            start, chunk = stop, chunk * 2
-
-    def _take_copies(self, need: Needs, m: int) -> bool:
-        """Take the copies a job needs on machine ``m`` if all are available; False (nothing taken) if not."""
-        left = self.left
-        if self.per_machine:
-            fresh = [lic for lic, _ in need if (m, lic) not in self.held]
-            if any(left[lic] < 1 for lic in fresh):
-                return False
-            for lic in fresh:
-                left[lic] -= 1
-                self.held.add((m, lic))
-            return True
-        if any(left[lic] < count for lic, count in need):
-            return False
-        for lic, count in need:
-            left[lic] -= count
-        return True
+    @classmethod
+    def of(cls, sets: list[Needs]) -> LicenseNeeds:
+        """From each set's ``((license index, copies), ...)``."""
+        pairs = [pair for need in sets for pair in need]
+        start = np.cumsum([0, *map(len, sets)], dtype=np.int64)
+        license = np.array([lic for lic, _ in pairs], dtype=np.int64)
+        return cls(start, license, np.array([c for _, c in pairs], dtype=np.int64))
 
 
 def match(
-    order: np.ndarray,
-    width: int,
+    key: np.ndarray,
+    entries: Entries,
+    rank: np.ndarray,
     cpus: np.ndarray,
     capacity: np.ndarray,
-    needs: list[Needs],
-    copies: list[int],
+    needs: LicenseNeeds,
+    set_of: np.ndarray,
+    copies: np.ndarray,
     per_machine: bool,
 ) -> np.ndarray:
-    """Greedy matching over entries ``order[k] = job * width + machine``, in order: each job's machine."""
-    walk = Walk(cpus, capacity, needs, copies, per_machine)
-    walk.walk(order, width)
-    return walk.where
+    """Each job's machine (-1: none): the greedy matching over the entries in ``(key, flat)`` order.
+
+    Job ``i`` takes machine ``m`` when ``i`` is not placed yet, ``m`` has
+    ``cpus[i]`` CPUs left of ``capacity[m]`` and the copies of the job's license
+    set (``needs`` row ``set_of[i]``) are available; with ``per_machine``, a
+    machine already holding a license in the plan needs no new copy of it.
+    ``rank``: each machine's place by MIPS, fastest first (see
+    :mod:`~emulator.policies.cs2_kernels`, which walks the entries without
+    sorting them all).
+    """
+    held = np.zeros((len(capacity), len(copies)), dtype=np.bool_)
+    left = np.array(copies, dtype=np.int64)
+    licenses = (np.asarray(set_of, dtype=np.int64), needs.start, needs.license, needs.count, left, held)
+    return kernels().walk_rows(
+        key,
+        entries.flat,
+        entries.count,
+        np.asarray(rank, dtype=np.int64),
+        np.asarray(cpus, dtype=np.int64),
+        np.array(capacity, dtype=np.int64),
+        licenses,
+        per_machine,
+    )
+
+
+def machine_ranks(mips: np.ndarray) -> np.ndarray:
+    """Each machine's place when machines are ordered by MIPS, fastest first (ties: lower index first)."""
+    by_speed = np.lexsort((np.arange(len(mips)), -np.asarray(mips, dtype=float)))
+    rank = np.empty(len(mips), dtype=np.int64)
+    rank[by_speed] = np.arange(len(mips))
+    return rank
