@@ -34,7 +34,7 @@ class PartitionHost:
     def advance(self, data: bytes) -> bytes:
         horizon, inboxes = unpack_inboxes(data)
         results = self.local.advance(horizon, inboxes)
-        return pack_results(results, self.local.compute_seconds)
+        return pack_results(results, self.local.partition_seconds)
 
     def advance_batch(self, batches: dict[int, bytes], h: int) -> bytes | None:
         """The compiled-graph form of :meth:`advance`: this host's (index ``h``) batch, if it has one."""
@@ -51,6 +51,18 @@ class PartitionHost:
 
     def restore(self, data: bytes) -> None:
         self.local.partitions = pickle.loads(data)
+
+    def export(self, pids: list[int]) -> bytes:
+        """Partitions ``pids``, pickled and dropped from this host: they move to another (rebalancing).
+
+        >>> host.adopt(other.export([3, 5]))             # doctest: +SKIP
+        """
+        leaving = {pid: self.local.partitions.pop(pid) for pid in pids}
+        return pickle.dumps(leaving, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def adopt(self, data: bytes) -> None:
+        """Host the partitions another host exported, from the state they had there."""
+        self.local.partitions.update(pickle.loads(data))
 
     def pid(self) -> int:
         """The OS process id (tests kill hosts to check recovery)."""

@@ -23,13 +23,14 @@ def unpack_inboxes(data: bytes) -> tuple[float, dict[int, list[Message]]]:
     return horizon, {pid: [_message(m) for m in msgs] for pid, msgs in raw.items()}
 
 
-def pack_results(results: Results, compute_seconds: float) -> bytes:
-    return msgpack.packb((compute_seconds, results), use_bin_type=True)
+def pack_results(results: Results, seconds: dict[int, float]) -> bytes:
+    """A host's results, with each partition's compute seconds (what rebalancing weighs partitions by)."""
+    return msgpack.packb((seconds, results), use_bin_type=True)
 
 
-def unpack_results(data: bytes) -> tuple[float, Results]:
-    compute, raw = msgpack.unpackb(data, use_list=False, strict_map_key=False)
-    return compute, {
+def unpack_results(data: bytes) -> tuple[dict[int, float], Results]:
+    seconds, raw = msgpack.unpackb(data, use_list=False, strict_map_key=False)
+    return seconds, {
         pid: ([_message(m) for m in out], nxt, rows, busy) for pid, (out, nxt, rows, busy) in raw.items()
     }
 

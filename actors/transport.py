@@ -9,6 +9,16 @@ dies is recreated from its snapshot, replays the logged rounds (partitions
 are deterministic, so they produce what they produced before) and answers the
 current round, so the trace is the same as an undisturbed run's.
 
+Balance: a round waits for the slowest actor, so partitions are grouped by
+LPT (:mod:`actors.grouping`), first over static weights, then every
+``rebalance_every`` rounds over the compute each partition measured since the
+last check. When the slowest actor's share would drop by more than
+:data:`REBALANCE_GAIN`, the partitions that change actor migrate (the source
+actor pickles and drops them, the destination adopts them), then every actor
+is snapshotted afresh and the log cleared, so recovery always starts from the
+current grouping. Compiled graphs address actors by index, not partitions, so
+a migration leaves them valid.
+
 Rounds are one plain Ray call per actor with work, or, when asked, one
 execution of a Ray Compiled Graph (:mod:`actors.compiled`): a quarter of the
 barrier's cost, but its channels poll, and on a machine with as many actors
@@ -24,6 +34,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import ray
 from ray.exceptions import RayActorError, RayError
@@ -33,6 +44,7 @@ from emulator.messages import Message
 from emulator.scenario import Scenario
 
 from .compiled import compile_rounds
+from .grouping import better_grouping, group_partitions, static_weights
 from .host import PartitionHost
 from .packing import pack_inboxes, unpack_results
 from .session import ray_session
@@ -42,24 +54,34 @@ class HostDied(RuntimeError):
     """An actor died and could not be recovered: names its partitions and the virtual time."""
 
 
-def group_partitions(count: int, hosts: int) -> list[list[int]]:
-    """Partition ids ``0..count-1`` in ``hosts`` contiguous groups of near-equal size."""
-    hosts = max(1, min(hosts, count))
-    size, extra = divmod(count, hosts)
-    groups, start = [], 0
-    for i in range(hosts):
-        end = start + size + (1 if i < extra else 0)
-        groups.append(list(range(start, end)))
-        start = end
-    return groups
+REBALANCE_EVERY = 200
+"""Default rounds between rebalancing checks: enough rounds to measure a load, few enough to follow it."""
+
+REBALANCE_GAIN = 0.1
+"""Migrate only if the slowest actor's measured load would drop by more than this share: a migration
+costs a pickle round trip and a snapshot of every actor, and one window's loads are noisy."""
+
+REBALANCE_FLOOR = 0.05
+"""...and by more than this many seconds over the window: on light runs the relative gain is timing
+noise, and moving partitions back and forth would cost more than it saves."""
 
 
 class RayTransport:
-    """Partitions of ``scenario`` hosted by Ray actors, ``groups[i]`` in actor ``i``.
+    """Partitions of ``scenario`` hosted by Ray actors, ``groups[i]`` in actor ``i`` (until rebalanced).
 
-    ``host`` is the actors' class, built as ``host(scenario, pids)`` (benchmarks
-    host synthetic partitions). ``compiled``: rounds through a compiled graph
-    (``plain_reason`` says why not, when one was wanted and could not be built).
+    ``groups``: non-empty lists covering the pids ``0..n-1``. ``host`` is the
+    actors' class, built as ``host(scenario, pids)`` (benchmarks host synthetic
+    partitions). ``compiled``: rounds through a compiled graph (``plain_reason``
+    says why not, when one was wanted and could not be built).
+    ``rebalance_every``: rounds between rebalancing checks (0: never), which
+    migrate partitions when the slowest actor gains more than ``rebalance_gain``
+    (a share) and ``rebalance_floor`` (seconds); ``migrations`` counts the
+    partitions moved.
+
+    >>> transport = RayTransport(scenario, [[0], [1, 2, 3]], rebalance_every=100)  # doctest: +SKIP
+    >>> coordinator.run(transport, lookahead, sink)                                 # doctest: +SKIP
+    >>> transport.groups, transport.migrations                                      # doctest: +SKIP
+    ([[0, 3], [1, 2]], 1)
     """
 
     def __init__(
@@ -69,11 +91,18 @@ class RayTransport:
         checkpoint_every: int = 1000,
         host: type = PartitionHost,
         compiled: bool = False,
+        rebalance_every: int = REBALANCE_EVERY,
+        rebalance_gain: float = REBALANCE_GAIN,
+        rebalance_floor: float = REBALANCE_FLOOR,
     ) -> None:
         self.groups = groups
-        self.owner = {pid: h for h, group in enumerate(groups) for pid in group}
+        self.owner = _owners(groups)
         self.checkpoint_every = checkpoint_every
+        self.rebalance_every = rebalance_every
+        self.rebalance_gain, self.rebalance_floor = rebalance_gain, rebalance_floor
+        self.migrations = 0
         self.compute_seconds = 0.0
+        self._window: dict[int, float] = {}  # compute seconds by pid since the last rebalancing check
         self._scenario = ray.put(scenario)
         cpus = ray.cluster_resources().get("CPU", 1.0)
         self._actor = ray.remote(host).options(num_cpus=min(1.0, cpus / len(groups)), max_restarts=0)
@@ -109,10 +138,12 @@ class RayTransport:
         results: Results = {}
         self.compute_seconds = 0.0
         for data in replies.values():
-            compute, part = unpack_results(data)
-            self.compute_seconds = max(self.compute_seconds, compute)
+            seconds, part = unpack_results(data)
+            self.compute_seconds = max(self.compute_seconds, sum(seconds.values()))
+            for pid, spent in seconds.items():
+                self._window[pid] = self._window.get(pid, 0.0) + spent
             results.update(part)
-        self._remember(calls)
+        self._after_round(calls, horizon)
         return results
 
     def policy_stats(self) -> dict[int, dict[str, float]]:
@@ -135,14 +166,7 @@ class RayTransport:
         try:
             return self._graph.call(calls)
         except RayError as err:
-            self._graph.close()
-            dead = [h for h, host in enumerate(self.hosts) if not _alive(host)]
-            self._check_recoverable(dead, horizon, err)
-            for h, host in enumerate(self.hosts):
-                if h not in dead:
-                    ray.kill(host)
-                self._rebuild(h)
-            self._graph, self.plain_reason = compile_rounds(self.hosts)
+            self._restart(horizon, err)
             try:
                 return self._graph.call(calls) if self._graph else self._plain(calls, horizon)
             except RayError as again:
@@ -157,15 +181,56 @@ class RayTransport:
         except RayActorError as err:
             return self._recover(h, call, horizon, err)
 
-    def _remember(self, calls: dict[int, bytes]) -> None:
-        """Log the round; every ``checkpoint_every`` rounds, snapshot every host and forget the log."""
-        if not self.checkpoint_every:
-            return
+    def _after_round(self, calls: dict[int, bytes], horizon: float) -> None:
+        """Log the round; snapshot every host and forget the log every ``checkpoint_every`` rounds and
+        after a migration (the log's batches are keyed by host: they replay only under their grouping)."""
         self._rounds += 1
-        self._log.append(calls)
-        if self._rounds % self.checkpoint_every == 0:
+        if self.checkpoint_every:
+            self._log.append(calls)
+        due = self.rebalance_every and self._rounds % self.rebalance_every == 0
+        migrated = due and self._rebalance(horizon)
+        if self.checkpoint_every and (migrated or self._rounds % self.checkpoint_every == 0):
             self._snapshots = ray.get([host.snapshot.remote() for host in self.hosts])
             self._log = []
+
+    def _rebalance(self, horizon: float) -> bool:
+        """Regroup by LPT on the compute measured since the last check; migrate if the slowest host gains.
+
+        Which actor runs a partition depends on measured wall clock; what the
+        partition computes does not, so the trace is the same whatever moves.
+        Returns whether partitions moved.
+        """
+        weights = [self._window.get(pid, 0.0) for pid in range(len(self.owner))]
+        self._window = {}
+        proposed = better_grouping(weights, self.groups, self.rebalance_gain, self.rebalance_floor)
+        return proposed is not None and self._migrate(proposed, horizon)
+
+    def _migrate(self, groups: list[list[int]], horizon: float) -> bool:
+        """Move the partitions whose host changes: the source exports them, the destination adopts them.
+
+        The pickled partitions go from actor to actor through the object store,
+        not the driver. If an actor dies meanwhile, the others may be half-moved:
+        every actor is rebuilt under the old grouping (as after a failed compiled
+        round) and the move is dropped. Returns whether partitions moved.
+        """
+        moves: dict[tuple[int, int], list[int]] = {}
+        for dst, group in enumerate(groups):
+            for pid in group:
+                if self.owner[pid] != dst:
+                    moves.setdefault((self.owner[pid], dst), []).append(pid)
+        try:
+            ray.get(
+                [
+                    self.hosts[dst].adopt.remote(self.hosts[src].export.remote(pids))
+                    for (src, dst), pids in moves.items()
+                ]
+            )
+        except RayActorError as err:
+            self._restart(horizon, err)
+            return False
+        self.groups, self.owner = groups, _owners(groups)
+        self.migrations += sum(len(pids) for pids in moves.values())
+        return True
 
     def _recover(self, h: int, call: bytes, horizon: float, err: Exception) -> bytes:
         self._check_recoverable([h], horizon, err)
@@ -186,8 +251,23 @@ class RayTransport:
                 f"(checkpoints are off, so the run cannot recover): {err}"
             ) from err
 
+    def _restart(self, horizon: float, err: Exception) -> None:
+        """Every host rebuilt, and the graph recompiled: after a failure that may have left live hosts
+        in an unknown state (a failed compiled round, a failed migration)."""
+        compiled = self._graph is not None
+        if compiled:
+            self._graph.close()
+        dead = [h for h, host in enumerate(self.hosts) if not _alive(host)]
+        self._check_recoverable(dead, horizon, err)
+        for h, host in enumerate(self.hosts):
+            if h not in dead:
+                ray.kill(host)
+            self._rebuild(h)
+        if compiled:
+            self._graph, self.plain_reason = compile_rounds(self.hosts)
+
     def _rebuild(self, h: int) -> None:
-        """A new actor for host ``h`` at its last snapshot, with the rounds logged since replayed."""
+        """A new actor for host ``h``'s current group at its last snapshot, the logged rounds replayed."""
         host = self._actor.remote(self._scenario, self.groups[h])
         if self._snapshots[h] is not None:
             ray.get(host.restore.remote(self._snapshots[h]))
@@ -203,6 +283,11 @@ class RayTransport:
             ray.kill(host)
 
 
+def _owners(groups: list[list[int]]) -> dict[int, int]:
+    """The host index of every pid."""
+    return {pid: h for h, group in enumerate(groups) for pid in group}
+
+
 def _alive(host) -> bool:
     try:
         ray.get(host.pid.remote())
@@ -211,22 +296,40 @@ def _alive(host) -> bool:
     return True
 
 
-def ray_backend(
-    address: str | None = None, hosts: int | None = None, checkpoint_every: int = 1000, compiled: bool = False
-):
+@dataclass
+class RayBackend:
     """A backend for :func:`emulator.runner.run`: partitions in Ray actors (``hosts`` of them).
 
-    ``hosts`` defaults to one per CPU of the Ray cluster, never more than there are partitions;
-    ``compiled``: barrier rounds through a Ray Compiled Graph (else one plain call per actor).
+    ``hosts`` defaults to one per CPU of the Ray cluster, never more than there
+    are partitions; partitions start in LPT groups over :func:`static_weights`.
+    ``compiled``: barrier rounds through a Ray Compiled Graph (else one plain
+    call per actor). After a run, ``migrations`` counts the partitions that
+    rebalancing moved.
+
+    >>> backend = ray_backend(hosts=2, rebalance_every=100)  # doctest: +SKIP
+    >>> run(scenario, backend=backend); backend.migrations   # doctest: +SKIP
+    3
     """
 
+    address: str | None = None
+    hosts: int | None = None
+    checkpoint_every: int = 1000
+    compiled: bool = False
+    rebalance_every: int = REBALANCE_EVERY
+    migrations: int = field(default=0, init=False)
+
     @contextmanager
-    def backend(scenario: Scenario) -> Iterator[RayTransport]:
-        with ray_session(address):
-            count = len(scenario.platform.clusters) + 1
-            wanted = hosts or int(ray.cluster_resources().get("CPU", 1))
-            groups = group_partitions(count, wanted)
-            transport = RayTransport(scenario, groups, checkpoint_every, compiled=compiled)
+    def __call__(self, scenario: Scenario) -> Iterator[RayTransport]:
+        with ray_session(self.address):
+            wanted = self.hosts or int(ray.cluster_resources().get("CPU", 1))
+            groups = group_partitions(static_weights(scenario), wanted)
+            transport = RayTransport(
+                scenario,
+                groups,
+                self.checkpoint_every,
+                compiled=self.compiled,
+                rebalance_every=self.rebalance_every,
+            )
             if transport.plain_reason:
                 print(
                     f"gridemu: plain Ray calls (no compiled graph: {transport.plain_reason})", file=sys.stderr
@@ -234,9 +337,20 @@ def ray_backend(
             try:
                 yield transport
             finally:
+                self.migrations = transport.migrations
                 transport.close()
 
-    return backend
+
+ray_backend = RayBackend
+"""The name the CLI, the API and the benchmarks open Ray backends by."""
 
 
-__all__ = ["HostDied", "RayTransport", "group_partitions", "ray_backend"]
+__all__ = [
+    "REBALANCE_EVERY",
+    "REBALANCE_FLOOR",
+    "REBALANCE_GAIN",
+    "HostDied",
+    "RayBackend",
+    "RayTransport",
+    "ray_backend",
+]

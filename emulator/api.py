@@ -170,13 +170,15 @@ def emulate(
     ray_address: str | None = None,
     partitions: int | None = None,
     checkpoint_every: int = 1000,
+    rebalance_every: int = 200,
 ) -> RunDir:
     """Run a scenario (a file or a built-in name) as ``gridemu run`` does and open its run directory.
 
     ``set`` takes ``--set`` overrides (``["workload.jobs=500", "meta.policy=random"]``);
     ``out_dir`` defaults to a new ``runs/<name>-seed<N>-NNN``. ``backend="ray"``
-    hosts the partitions in Ray actors (``ray_address``, ``partitions`` and
-    ``checkpoint_every`` as the CLI's options); the trace is the same either way.
+    hosts the partitions in Ray actors (``ray_address``, ``partitions``,
+    ``checkpoint_every`` and ``rebalance_every`` as the CLI's options); the trace
+    is the same either way.
     """
     loaded = load(scenario, list(set), seed=seed)
     if backend == "inproc":
@@ -184,7 +186,7 @@ def emulate(
     elif backend == "ray":
         from actors import ray_backend  # imports Ray: only when asked for
 
-        host = ray_backend(ray_address, partitions, checkpoint_every)
+        host = ray_backend(ray_address, partitions, checkpoint_every, rebalance_every=rebalance_every)
     else:
         raise ValueError(f"backend {backend!r}: expected 'inproc' or 'ray'")
     result = runner.run(

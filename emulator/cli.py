@@ -117,6 +117,14 @@ def backend_arguments(parser: argparse.ArgumentParser) -> None:
         help="snapshot Ray actors every K rounds to recover from a dead one (0: off; default 1000)",
     )
     parser.add_argument(
+        "--rebalance-every",
+        type=int,
+        default=200,
+        metavar="K",
+        help="every K rounds, move partitions between Ray actors if that evens out their measured "
+        "compute; the trace is the same (0: off; default 200)",
+    )
+    parser.add_argument(
         "--ray-calls",
         choices=["compiled", "plain"],
         default="plain",
@@ -130,7 +138,10 @@ def open_backend(args: argparse.Namespace) -> runner.Backend:
         return runner.in_process
     from actors import ray_backend  # imports Ray: only when asked for
 
-    return ray_backend(args.ray_address, args.partitions, args.checkpoint_every, args.ray_calls == "compiled")
+    compiled = args.ray_calls == "compiled"
+    return ray_backend(
+        args.ray_address, args.partitions, args.checkpoint_every, compiled, args.rebalance_every
+    )
 
 
 def add_inspect(sub) -> None:
@@ -151,6 +162,9 @@ def run_scenario(args: argparse.Namespace, scen: scenario.Scenario) -> int:
     print(format_summary(result.summary))
     if args.verbose:
         print(format_barrier(result.stats))
+        moved = getattr(backend, "migrations", 0)  # a Ray backend's rebalancing
+        if moved:
+            print(f"rebalancing: {moved} partition migration(s) between Ray actors")
     if args.backend == "ray" and result.stats.barrier_share > BARRIER_WARNING:
         print(
             f"gridemu: warning: the barrier took {result.stats.barrier_share:.0%} of the run's time; "

@@ -56,11 +56,17 @@ class Transport(Protocol):
 
 
 class InProcess:
-    """Partitions as plain objects in this process."""
+    """Partitions as plain objects in this process.
+
+    ``partition_seconds``: each partition's compute time in the last round, by
+    pid. A Ray host reports it so the transport can balance its actors; it is
+    wall clock, so it never reaches a result.
+    """
 
     def __init__(self, partitions: list) -> None:
         self.partitions = {p.pid: p for p in partitions}
         self.compute_seconds = 0.0
+        self.partition_seconds: dict[int, float] = {}
 
     def next_times(self) -> dict[int, float]:
         return {pid: p.next_time for pid, p in self.partitions.items()}
@@ -69,9 +75,15 @@ class InProcess:
         return {pid: p.busy for pid, p in self.partitions.items()}
 
     def advance(self, horizon: float, inboxes: dict[int, list[Message]]) -> Results:
-        started = time.perf_counter()
-        results = {pid: self.partitions[pid].advance(horizon, inbox) for pid, inbox in inboxes.items()}
-        self.compute_seconds = time.perf_counter() - started
+        clock = time.perf_counter
+        results: Results = {}
+        seconds: dict[int, float] = {}
+        for pid, inbox in inboxes.items():
+            started = clock()
+            results[pid] = self.partitions[pid].advance(horizon, inbox)
+            seconds[pid] = clock() - started
+        self.partition_seconds = seconds
+        self.compute_seconds = sum(seconds.values())
         return results
 
     def policy_stats(self) -> dict[int, dict[str, float]]:

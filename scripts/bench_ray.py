@@ -7,7 +7,8 @@ Three tables:
    partitions, next to Ray's own cost of one round of parallel actor calls
    with a tiny payload (``ray-round ms``). ``overhead`` = our round / Ray's
    round - 1: the target is <= 20%.
-2. ``backends``: wall seconds in-process vs Ray (2 actors, plain calls and a
+2. ``backends``: wall seconds in-process vs Ray (2 actors: plain calls with
+   rebalancing every 200 rounds, the same with the static grouping only, and a
    compiled graph) for (a) 4 clusters x 50 machines, 20k jobs, EASY and (b) 8
    clusters x 150 machines, 10k jobs, CS 2.0 (a plan over every job in the
    cluster at each event: real per-event work), with the rounds, mean
@@ -15,12 +16,14 @@ Three tables:
    of a millisecond to a millisecond per round whatever the work, in-process
    pays nothing: Ray wins only when a round's compute is well above that (many
    busy clusters, a per-event policy that costs milliseconds, a long
-   lookahead). Case (c) is (b) with 3k jobs and 10 s links: the lookahead, so each round
-   carries ten times the events, spread over more clusters.
+   lookahead). In (b) a round (1 s links: the lookahead) holds about one job's arrival or end:
+   one plan, in one cluster, so there is nothing to run in parallel. Case (c) is (b) with 10 s
+   links: each round carries ten times the events, spread over the clusters. ``migrations``:
+   partitions that rebalancing moved between the actors.
 3. ``sweep``: 20 independent quickstart runs (10k jobs each) one after another vs a process
    pool vs Ray tasks; the target is >= 1.8x faster than sequential.
 
-    python scripts/bench_ray.py [--only barrier|backends|sweep] [--rounds N] [--json]
+    python scripts/bench_ray.py [--only barrier|backends|sweep] [--cases abc] [--rounds N] [--json]
 """
 
 from __future__ import annotations
@@ -108,7 +111,9 @@ def barrier_rows(rounds: int) -> list[dict]:
 def our_round(n: int, rounds: int, compiled: bool) -> float:
     """Seconds per round of our coordinator over ``n`` Ticker partitions, one per actor."""
     groups = [[pid] for pid in range(n)]
-    transport = RayTransport(rounds, groups, checkpoint_every=0, host=TickerHost, compiled=compiled)
+    transport = RayTransport(
+        rounds, groups, checkpoint_every=0, host=TickerHost, compiled=compiled, rebalance_every=0
+    )
     transport.next_times()  # the actors are up: their start is not a round's cost
     started = time.perf_counter()
     stats = coordinator.run(transport, 1.0, lambda horizon, results: None)
@@ -167,17 +172,19 @@ def grid(
     }
 
 
-def backend_rows() -> list[dict]:
+def backend_rows(wanted: str = "abc") -> list[dict]:
     rows = []
     cases = {
         "a: 4x50, 20k jobs, easy": grid(4, 50, 20_000, 2.0, "easy"),
         "b: 8x150, 10k jobs, cs2": grid(8, 150, 10_000, B_INTERARRIVAL, "cs2"),
-        "c: b, 3k jobs, 10 s links": grid(8, 150, 3_000, B_INTERARRIVAL, "cs2", latency=10.0),
+        "c: b with 10 s links": grid(8, 150, 10_000, B_INTERARRIVAL, "cs2", latency=10.0),
     }
+    cases = {label: raw for label, raw in cases.items() if label[0] in wanted}
     backends = {
         "inproc": None,
         "ray, 2 actors, plain": ray_backend(hosts=2, checkpoint_every=0, compiled=False),
-        "ray, 2 actors, compiled": ray_backend(hosts=2, checkpoint_every=0),
+        "ray, 2 actors, plain, static": ray_backend(hosts=2, checkpoint_every=0, rebalance_every=0),
+        "ray, 2 actors, compiled": ray_backend(hosts=2, checkpoint_every=0, compiled=True),
     }
     for label, raw in cases.items():
         scenario = parse(raw, label)
@@ -197,6 +204,7 @@ def backend_rows() -> list[dict]:
                     "rounds": stats.rounds,
                     "compute ms/round": stats.compute_seconds / stats.rounds * 1e3,
                     "barrier ms/round": stats.barrier_seconds / stats.rounds * 1e3,
+                    "migrations": 0 if backend is None else backend.migrations,
                 }
             )
     return rows
@@ -254,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", choices=["barrier", "backends", "sweep"])
     parser.add_argument("--rounds", type=int, default=2000, help="rounds per barrier measurement")
+    parser.add_argument("--cases", default="abc", help="which backends cases to run (default: abc)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     args = parser.parse_args(argv)
     wanted = args.only or ["barrier", "backends", "sweep"]
@@ -262,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         if "barrier" in wanted:
             rows += barrier_rows(args.rounds)
         if "backends" in wanted:
-            rows += backend_rows()
+            rows += backend_rows(args.cases)
         if "sweep" in wanted:
             rows += sweep_rows()
     if args.json:

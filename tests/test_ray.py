@@ -8,12 +8,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 import pytest
 
 ray = pytest.importorskip("ray")
 
-from actors import HostDied, RayTransport, group_partitions, ray_backend  # noqa: E402
+from actors import HostDied, RayTransport, group_partitions, ray_backend, static_weights  # noqa: E402
 from actors.session import init_local  # noqa: E402
 from emulator import load_scenario, run  # noqa: E402
 from emulator.scenario import parse  # noqa: E402
@@ -145,40 +147,60 @@ def test_failures_outages_and_kills_are_byte_identical_on_ray(ray_instance, tmp_
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
 
 
-def test_partitions_are_grouped_contiguously():
-    assert group_partitions(5, 2) == [[0, 1, 2], [3, 4]]
-    assert group_partitions(3, 8) == [[0], [1], [2]]
-    assert group_partitions(17, 4) == [[0, 1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16]]
-
-
 class Killing(RayTransport):
-    """Kills the actor hosting partition 1 after ``kill_at`` rounds (what an OOM kill would do)."""
+    """Kills the actor hosting partition 1 after ``kill_at`` rounds (what an OOM kill would do).
+
+    With ``after_migration``, the rounds count from the first migration (0: never kills).
+    """
 
     kill_at = 0
+    after_migration = False
+    rounds_seen = 0
+    killed = False
 
     def advance(self, horizon, inboxes):
         results = super().advance(horizon, inboxes)
-        self.rounds_seen = getattr(self, "rounds_seen", 0) + 1
-        if self.rounds_seen == self.kill_at:
+        if self.migrations or not self.after_migration:
+            self.rounds_seen += 1
+        if self.rounds_seen == self.kill_at and not self.killed:
             ray.kill(self.hosts[self.owner[1]], no_restart=True)
+            self.killed = True
         return results
 
 
-def killing_backend(kill_at: int, checkpoint_every: int, compiled: bool = True):
-    from contextlib import contextmanager
+@dataclass
+class KillingBackend:
+    """Opens a ``Killing`` transport and keeps it for assertions; ``groups`` default to ray_backend's."""
+
+    kill_at: int
+    checkpoint_every: int
+    compiled: bool = True
+    groups: list[list[int]] | None = None
+    rebalance_every: int = 0
+    after_migration: bool = False
+    kind: type = Killing
+    transport: Killing | None = None
+    graph: object = None  # the compiled graph the transport started with
 
     @contextmanager
-    def backend(scenario):
-        groups = group_partitions(len(scenario.platform.clusters) + 1, 2)
-        transport = Killing(scenario, groups, checkpoint_every, compiled=compiled)
-        assert transport.compiled == compiled, transport.plain_reason
-        transport.kill_at = kill_at
+    def __call__(self, scenario):
+        groups = self.groups or group_partitions(static_weights(scenario), 2)
+        transport = self.kind(
+            scenario,
+            groups,
+            self.checkpoint_every,
+            compiled=self.compiled,
+            rebalance_every=self.rebalance_every,
+            rebalance_gain=0.0,  # any measured gain moves partitions: as many migrations as can be
+            rebalance_floor=0.0,
+        )
+        assert transport.compiled == self.compiled, transport.plain_reason
+        transport.kill_at, transport.after_migration = self.kill_at, self.after_migration
+        self.transport, self.graph = transport, transport._graph
         try:
             yield transport
         finally:
             transport.close()
-
-    return backend
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled-graph", "plain-calls"])
@@ -187,16 +209,60 @@ def test_a_dead_actor_is_recovered_from_its_checkpoint_and_the_trace_is_unchange
 ):
     scenario = load_scenario("quickstart", ["workload.jobs=200"])
     run(scenario, tmp_path / "inproc")
-    backend = killing_backend(kill_at=130, checkpoint_every=50, compiled=compiled)
+    backend = KillingBackend(kill_at=130, checkpoint_every=50, compiled=compiled)
     run(scenario, tmp_path / "ray", backend=backend)
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
 
 
 def test_a_dead_actor_without_checkpoints_stops_the_run_naming_partitions_and_time(ray_instance, tmp_path):
     scenario = load_scenario("quickstart", ["workload.jobs=200"])
-    with pytest.raises(HostDied, match=r"partition\(s\) \[0, 1\] died .* virtual time [0-9.]+"):
-        run(scenario, tmp_path / "ray", backend=killing_backend(kill_at=30, checkpoint_every=0))
+    with pytest.raises(HostDied, match=r"partition\(s\) \[1\] died .* virtual time [0-9.]+"):
+        run(scenario, tmp_path / "ray", backend=KillingBackend(kill_at=30, checkpoint_every=0))
     assert [p.name for p in (tmp_path / "ray").iterdir()] == ["events.arrow.part"]
+
+
+# Every cluster on one host, the meta partition alone on the other: measured loads call for moves.
+LOPSIDED = [[0], [1, 2, 3]]
+
+
+def migrating_run(tmp_path, **options) -> KillingBackend:
+    """Three uneven clusters run in-process and on Ray from LOPSIDED groups, checked every 5 rounds
+    (``options``: the rest of the backend's); the traces must be byte-identical."""
+    scenario = parse(many_clusters(count=3, jobs=60), "test")  # clusters of 2, 4 and 6 CPUs, easy or fcfs
+    run(scenario, tmp_path / "inproc")
+    backend = KillingBackend(checkpoint_every=50, groups=LOPSIDED, rebalance_every=5, **options)
+    run(scenario, tmp_path / "ray", backend=backend)
+    assert same_files(tmp_path / "inproc", tmp_path / "ray")
+    return backend
+
+
+def test_rebalancing_migrates_partitions_and_the_trace_is_unchanged(ray_instance, tmp_path):
+    backend = migrating_run(tmp_path, kill_at=0)
+    assert backend.transport.migrations > 0
+    # The graph calls hosts by index: migrations need no recompiling.
+    assert backend.transport._graph is backend.graph
+
+
+def test_a_dead_actor_after_a_migration_is_rebuilt_with_its_current_partitions(ray_instance, tmp_path):
+    backend = migrating_run(tmp_path, kill_at=3, compiled=False, after_migration=True)
+    assert backend.transport.killed  # in the third round after the first migration: 2 logged rounds to replay
+
+
+class KillingInMigration(Killing):
+    """Kills actor 0 just before the first migration: one of its two ends, so partitions are half-moved."""
+
+    def _migrate(self, groups, horizon):
+        if not self.killed:
+            ray.kill(self.hosts[0], no_restart=True)
+            self.killed = True
+        return super()._migrate(groups, horizon)
+
+
+def test_an_actor_dying_in_a_migration_rolls_every_actor_back_and_the_trace_is_unchanged(
+    ray_instance, tmp_path
+):
+    backend = migrating_run(tmp_path, kill_at=0, compiled=False, kind=KillingInMigration)
+    assert backend.transport.killed and backend.transport.migrations > 0  # later migrations went through
 
 
 def test_ray_listens_on_loopback_only(ray_instance):
@@ -226,7 +292,7 @@ def test_cli_run_on_ray_reports_the_barrier(ray_instance, tmp_path, capsys):
 
     out = tmp_path / "run"
     argv = ["run", "quickstart", "--backend", "ray", "--partitions", "2", "--quiet", "--verbose"]
-    assert main([*argv, "--out", str(out), "--set", "workload.jobs=40"]) == 0
+    assert main([*argv, "--rebalance-every", "5", "--out", str(out), "--set", "workload.jobs=40"]) == 0
     printed = capsys.readouterr()
     assert "40 jobs: 40 finished" in printed.out and "barrier" in printed.out and "per round" in printed.out
     assert '"backend": "ray"' in (out / "summary.json").read_text()
