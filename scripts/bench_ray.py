@@ -18,12 +18,13 @@ Three tables:
    busy clusters, a per-event policy that costs milliseconds, a long
    lookahead). In (b) a round (1 s links: the lookahead) holds about one job's arrival or end:
    one plan, in one cluster, so there is nothing to run in parallel. Case (c) is (b) with 10 s
-   links: each round carries ten times the events, spread over the clusters. ``migrations``:
-   partitions that rebalancing moved between the actors.
+   links: each round carries ten times the events, spread over the clusters. Case (d) is heavier:
+   16 clusters of the cs2 preset's heterogeneous machines, jobs arriving 4 a second, 10 s links
+   (about 11 ms of scheduling a round). ``migrations``: partitions that rebalancing moved.
 3. ``sweep``: 20 independent quickstart runs (10k jobs each) one after another vs a process
    pool vs Ray tasks; the target is >= 1.8x faster than sequential.
 
-    python scripts/bench_ray.py [--only barrier|backends|sweep] [--cases abc] [--rounds N] [--json]
+    python scripts/bench_ray.py [--only barrier|backends|sweep] [--cases abcd] [--rounds N] [--json]
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ from actors import RayTransport, ray_backend
 from actors.compiled import CompiledRounds
 from actors.host import PartitionHost
 from actors.session import init_local
-from emulator import coordinator, run
-from emulator.scenario import parse
+from emulator import coordinator, load_scenario, run
+from emulator.scenario import Scenario, parse
 from emulator.sweep import points, process_pool, run_point
 
 PARTITIONS = (1, 2, 4, 16)
@@ -172,22 +173,35 @@ def grid(
     }
 
 
-def backend_rows(wanted: str = "abc") -> list[dict]:
+def heavy_cs2() -> Scenario:
+    """Case (d): 16 clusters of the cs2 preset's machines (1-8 CPUs, 200-600 MIPS, licenses), its jobs
+    arriving 4 a second (each cluster about as loaded as the paper's Ta = 4), 10 s links."""
+    clusters = "platform.clusters=[" + ",".join(["150"] * 16) + "]"
+    sets = [clusters, "platform.latency=10.0", "workload.jobs=10000", "workload.mean_interarrival=0.25"]
+    return load_scenario("cs2", sets)
+
+
+CASES = {
+    "a: 4x50, 20k jobs, easy": lambda: parse(grid(4, 50, 20_000, 2.0, "easy"), "a"),
+    "b: 8x150, 10k jobs, cs2": lambda: parse(grid(8, 150, 10_000, B_INTERARRIVAL, "cs2"), "b"),
+    "c: b with 10 s links": lambda: parse(grid(8, 150, 10_000, B_INTERARRIVAL, "cs2", latency=10.0), "c"),
+    "d: 16x150 cs2 preset, 10k jobs, 4/s, 10 s links": heavy_cs2,
+}
+"""The backends table's scenarios, built when their case runs."""
+
+
+def backend_rows(wanted: str = "abcd") -> list[dict]:
     rows = []
-    cases = {
-        "a: 4x50, 20k jobs, easy": grid(4, 50, 20_000, 2.0, "easy"),
-        "b: 8x150, 10k jobs, cs2": grid(8, 150, 10_000, B_INTERARRIVAL, "cs2"),
-        "c: b with 10 s links": grid(8, 150, 10_000, B_INTERARRIVAL, "cs2", latency=10.0),
-    }
-    cases = {label: raw for label, raw in cases.items() if label[0] in wanted}
     backends = {
         "inproc": None,
         "ray, 2 actors, plain": ray_backend(hosts=2, checkpoint_every=0, compiled=False),
         "ray, 2 actors, plain, static": ray_backend(hosts=2, checkpoint_every=0, rebalance_every=0),
         "ray, 2 actors, compiled": ray_backend(hosts=2, checkpoint_every=0, compiled=True),
     }
-    for label, raw in cases.items():
-        scenario = parse(raw, label)
+    for label, build in CASES.items():
+        if label[0] not in wanted:
+            continue
+        scenario = build()
         for name, backend in backends.items():
             with tempfile.TemporaryDirectory() as tmp:
                 started = time.perf_counter()
@@ -262,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", choices=["barrier", "backends", "sweep"])
     parser.add_argument("--rounds", type=int, default=2000, help="rounds per barrier measurement")
-    parser.add_argument("--cases", default="abc", help="which backends cases to run (default: abc)")
+    parser.add_argument("--cases", default="abcd", help="which backends cases to run (default: abcd)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     args = parser.parse_args(argv)
     wanted = args.only or ["barrier", "backends", "sweep"]
