@@ -41,6 +41,7 @@ from ray.exceptions import RayActorError, RayError
 
 from emulator.coordinator import Results
 from emulator.messages import Message
+from emulator.runner import REBALANCE_EVERY
 from emulator.scenario import Scenario
 
 from .compiled import compile_rounds
@@ -53,9 +54,6 @@ from .session import ray_session
 class HostDied(RuntimeError):
     """An actor died and could not be recovered: names its partitions and the virtual time."""
 
-
-REBALANCE_EVERY = 200
-"""Default rounds between rebalancing checks: enough rounds to measure a load, few enough to follow it."""
 
 REBALANCE_GAIN = 0.1
 """Migrate only if the slowest actor's measured load would drop by more than this share: a migration
@@ -346,7 +344,6 @@ ray_backend = RayBackend
 
 
 __all__ = [
-    "REBALANCE_EVERY",
     "REBALANCE_FLOOR",
     "REBALANCE_GAIN",
     "HostDied",

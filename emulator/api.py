@@ -170,7 +170,7 @@ def emulate(
     ray_address: str | None = None,
     partitions: int | None = None,
     checkpoint_every: int = 1000,
-    rebalance_every: int = 200,
+    rebalance_every: int = runner.REBALANCE_EVERY,
 ) -> RunDir:
     """Run a scenario (a file or a built-in name) as ``gridemu run`` does and open its run directory.
 

@@ -119,10 +119,10 @@ def backend_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rebalance-every",
         type=int,
-        default=200,
+        default=runner.REBALANCE_EVERY,
         metavar="K",
         help="every K rounds, move partitions between Ray actors if that evens out their measured "
-        "compute; the trace is the same (0: off; default 200)",
+        f"compute; the trace is the same (0: off; default {runner.REBALANCE_EVERY})",
     )
     parser.add_argument(
         "--ray-calls",

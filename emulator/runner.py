@@ -90,6 +90,10 @@ def in_process(scenario: Scenario) -> Iterator[coordinator.InProcess]:
 Backend = Callable[[Scenario], AbstractContextManager]
 """Opens a transport hosting the scenario's partitions (``in_process``, or ``actors.ray_backend(...)``)."""
 
+REBALANCE_EVERY = 200
+"""Rounds between two checks of a multi-process backend's balance (``actors``: it may move partitions
+between processes): enough rounds to measure a load, few enough to follow it."""
+
 
 @dataclass
 class Progress:
