@@ -89,6 +89,7 @@ of one): a job asking for more than ``most`` can be dropped without looking at i
 
 @numba.njit(cache=True, nogil=True)
 def _room(free: np.ndarray) -> Room:
+    """The walk's view of ``free`` (shared, not copied), with its count of machines by CPUs free."""
     machines = np.zeros(max(free.max(), 0) + 1 if free.size else 1, np.int64)
     for m in range(free.size):
         machines[max(free[m], 0)] += 1
