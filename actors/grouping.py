@@ -94,12 +94,17 @@ def better_grouping(
     >>> better_grouping([0.0, 3.0, 1.0, 1.0], [[1], [0, 2, 3]], gain=0.1, floor=0.5) is None
     True
     """
-    owner = {pid: h for h, group in enumerate(groups) for pid in group}
-    proposed = keep_in_place(group_partitions(weights, len(groups)), owner)
-    saving = max(host_loads(groups, weights)) - max(host_loads(proposed, weights))
-    if saving <= gain * max(host_loads(groups, weights)) or saving <= floor:
+    proposed = keep_in_place(group_partitions(weights, len(groups)), owners(groups))
+    slowest = max(host_loads(groups, weights))
+    saving = slowest - max(host_loads(proposed, weights))
+    if saving <= gain * slowest or saving <= floor:
         return None
     return proposed
 
 
-__all__ = ["better_grouping", "group_partitions", "host_loads", "keep_in_place", "static_weights"]
+def owners(groups: list[list[int]]) -> dict[int, int]:
+    """The index of the group (actor) holding every pid."""
+    return {pid: h for h, group in enumerate(groups) for pid in group}
+
+
+__all__ = ["better_grouping", "group_partitions", "host_loads", "keep_in_place", "owners", "static_weights"]

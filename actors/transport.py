@@ -45,7 +45,7 @@ from emulator.runner import REBALANCE_EVERY
 from emulator.scenario import Scenario
 
 from .compiled import compile_rounds
-from .grouping import better_grouping, group_partitions, static_weights
+from .grouping import better_grouping, group_partitions, owners, static_weights
 from .host import PartitionHost
 from .packing import pack_inboxes, unpack_results
 from .session import ray_session
@@ -94,7 +94,7 @@ class RayTransport:
         rebalance_floor: float = REBALANCE_FLOOR,
     ) -> None:
         self.groups = groups
-        self.owner = _owners(groups)
+        self.owner = owners(groups)
         self.checkpoint_every = checkpoint_every
         self.rebalance_every = rebalance_every
         self.rebalance_gain, self.rebalance_floor = rebalance_gain, rebalance_floor
@@ -138,8 +138,9 @@ class RayTransport:
         for data in replies.values():
             seconds, part = unpack_results(data)
             self.compute_seconds = max(self.compute_seconds, sum(seconds.values()))
-            for pid, spent in seconds.items():
-                self._window[pid] = self._window.get(pid, 0.0) + spent
+            if self.rebalance_every:
+                for pid, spent in seconds.items():
+                    self._window[pid] = self._window.get(pid, 0.0) + spent
             results.update(part)
         self._after_round(calls, horizon)
         return results
@@ -226,7 +227,7 @@ class RayTransport:
         except RayActorError as err:
             self._restart(horizon, err)
             return False
-        self.groups, self.owner = groups, _owners(groups)
+        self.groups, self.owner = groups, owners(groups)
         self.migrations += sum(len(pids) for pids in moves.values())
         return True
 
@@ -279,11 +280,6 @@ class RayTransport:
             self._graph.close()
         for host in self.hosts:
             ray.kill(host)
-
-
-def _owners(groups: list[list[int]]) -> dict[int, int]:
-    """The host index of every pid."""
-    return {pid: h for h, group in enumerate(groups) for pid in group}
 
 
 def _alive(host) -> bool:

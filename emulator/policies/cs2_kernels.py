@@ -72,7 +72,7 @@ def walk_rows(
         i, f = heap.job[0], heap.flat[0]
         size = _pop(heap, size)
         m = f - i * width
-        if free[m] >= cpus[i] and _take_copies(i, m, licenses, per_machine, True):
+        if _fits(i, m, cpus, room, licenses, per_machine, True):
             where[i] = m
             _use(room, m, cpus[i])
         else:
@@ -145,11 +145,16 @@ def _advance(i, head, start, seq, flat, width, cpus, room, licenses, per_machine
     if cpus[i] > room.most[0]:
         return False  # no machine has the CPUs left: its entries need not be looked at
     while head[i] < start[i + 1]:
-        m = flat[seq[head[i]]] - i * width
-        if room.free[m] >= cpus[i] and _take_copies(i, m, licenses, per_machine, False):
+        if _fits(i, flat[seq[head[i]]] - i * width, cpus, room, licenses, per_machine, False):
             return True
         head[i] += 1
     return False
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fits(i, m, cpus, room, licenses, per_machine, take) -> bool:
+    """Whether job ``i`` can go on machine ``m`` now (CPUs, then copies); with ``take``, take the copies."""
+    return room.free[m] >= cpus[i] and _take_copies(i, m, licenses, per_machine, take)
 
 
 @numba.njit(cache=True, nogil=True)
