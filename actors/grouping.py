@@ -6,12 +6,18 @@ first (LPT): partitions by decreasing weight, each to the least loaded actor.
 Weights are static at the start (:func:`static_weights`) and the transport
 later regroups on measured compute (wall clock: it changes which process runs
 a partition, never what the partition computes, so traces stay the same).
+The measured loads decay from check to check (:func:`decayed_loads`), so a
+lasting imbalance moves partitions and one noisy window does not.
+:func:`two_actor_ceilings` says how much any grouping could gain at all, from
+the rounds of an in-process run (``scripts/bench_ray.py`` reports it).
 Everything here is a pure function of its arguments, ties broken by index.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+import numpy as np
 
 from emulator.scenario import Scenario
 
@@ -102,9 +108,80 @@ def better_grouping(
     return proposed
 
 
+def decayed_loads(loads: Sequence[float], window: Sequence[float], memory: float) -> list[float]:
+    """Each partition's load after one more window: ``memory`` of the old plus the rest of the window's.
+
+    Starting from zeros, a load counts ``1 - memory**k`` of itself after ``k``
+    windows: an imbalance has to last a few windows before it looks worth a
+    migration, and one noisy window cannot move partitions on its own.
+
+    >>> decayed_loads([1.0, 0.0], [0.0, 2.0], memory=0.75)
+    [0.75, 0.5]
+    """
+    return [memory * old + (1.0 - memory) * new for old, new in zip(loads, window, strict=True)]
+
+
+def round_work(rounds: Sequence[dict[int, float]]) -> np.ndarray:
+    """Each round's compute seconds by partition (``InProcess.partition_seconds``), as rounds x pids.
+
+    >>> round_work([{0: 0.5, 2: 1.0}, {1: 2.0}]).tolist()
+    [[0.5, 0.0, 1.0], [0.0, 2.0, 0.0]]
+    """
+    pids = 1 + max((pid for r in rounds for pid in r), default=-1)
+    work = np.zeros((len(rounds), pids))
+    for i, r in enumerate(rounds):
+        for pid, seconds in r.items():
+            work[i, pid] = seconds
+    return work
+
+
+SPLITS_CHUNK = 4096
+"""Splits scored at once by :func:`two_actor_ceilings` (rounds x 4096 floats at a time)."""
+
+
+def two_actor_ceilings(work: np.ndarray) -> tuple[float, float]:
+    """The most two actors could speed up a run whose rounds took ``work`` (rounds x pids) in one process.
+
+    A round lasts as long as its busier actor, and no partition's round can
+    be split, so with the barrier free of cost the best is: ``(one split,
+    split per round)``, the speed-up of the best split of the partitions
+    between two actors kept for the whole run, and of a split chosen afresh
+    every round (what rebalancing after every round could at most reach).
+    Every split is tried: fine for the few dozen partitions two actors host
+    on a benchmark, exponential beyond.
+
+    >>> two_actor_ceilings(np.array([[0.0, 2.0, 1.0, 1.0], [0.0, 0.0, 2.0, 2.0]]))
+    (1.6, 2.0)
+    """
+    rounds, pids = work.shape
+    total, per_round = work.sum(), work.sum(axis=1)
+    if pids < 2 or total == 0:
+        return 1.0, 1.0
+    whole_run, each_round = np.inf, np.full(rounds, np.inf)
+    others = pids - 1  # partition 0 stays with the first actor: the other splits are mirror images
+    for start in range(0, 1 << others, SPLITS_CHUNK):
+        splits = np.arange(start, min(start + SPLITS_CHUNK, 1 << others))
+        with_first = ((splits[:, None] >> np.arange(others)) & 1).astype(float).T  # others x splits
+        first = work[:, 1:] @ with_first + work[:, :1]  # rounds x splits: the first actor's seconds
+        busier = np.maximum(first, per_round[:, None] - first)
+        whole_run = min(whole_run, busier.sum(axis=0).min())
+        each_round = np.minimum(each_round, busier.min(axis=1))
+    return float(total / whole_run), float(total / each_round.sum())
+
+
 def owners(groups: list[list[int]]) -> dict[int, int]:
     """The index of the group (actor) holding every pid."""
     return {pid: h for h, group in enumerate(groups) for pid in group}
 
 
-__all__ = ["better_grouping", "group_partitions", "host_loads", "keep_in_place", "owners", "static_weights"]
+__all__ = [
+    "better_grouping",
+    "decayed_loads",
+    "group_partitions",
+    "host_loads",
+    "keep_in_place",
+    "owners",
+    "round_work",
+    "static_weights",
+    "two_actor_ceilings",
+]

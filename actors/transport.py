@@ -11,8 +11,8 @@ current round, so the trace is the same as an undisturbed run's.
 
 Balance: a round waits for the slowest actor, so partitions are grouped by
 LPT (:mod:`actors.grouping`), first over static weights, then every
-``rebalance_every`` rounds over the compute each partition measured since the
-last check. When the slowest actor's share would drop by more than
+``rebalance_every`` rounds over the compute each partition measured, the
+recent windows weighing most. When the slowest actor's share would drop by more than
 :data:`REBALANCE_GAIN`, the partitions that change actor migrate (the source
 actor pickles and drops them, the destination adopts them), then every actor
 is snapshotted afresh and the log cleared, so recovery always starts from the
@@ -45,7 +45,7 @@ from emulator.runner import REBALANCE_EVERY
 from emulator.scenario import Scenario
 
 from .compiled import compile_rounds
-from .grouping import better_grouping, group_partitions, owners, static_weights
+from .grouping import better_grouping, decayed_loads, group_partitions, owners, static_weights
 from .host import PartitionHost
 from .packing import pack_inboxes, unpack_results
 from .session import ray_session
@@ -56,12 +56,19 @@ class HostDied(RuntimeError):
 
 
 REBALANCE_GAIN = 0.1
-"""Migrate only if the slowest actor's measured load would drop by more than this share: a migration
-costs a pickle round trip and a snapshot of every actor, and one window's loads are noisy."""
+"""Migrate only if the slowest actor's load would drop by more than this share: a migration costs a
+pickle round trip and a snapshot of every actor."""
 
 REBALANCE_FLOOR = 0.05
-"""...and by more than this many seconds over the window: on light runs the relative gain is timing
+"""...and by more than this many seconds per window: on light runs the relative gain is timing
 noise, and moving partitions back and forth would cost more than it saves."""
+
+REBALANCE_MEMORY = 0.8
+"""How much of a partition's load carries over from one check to the next (:func:`decayed_loads`).
+One window's loads are noise: which cluster the next jobs go to, one long plan. Judged window by
+window, bench_ray's case (b) migrated 22 partitions for no gain and ran 1.3x slower than with the
+static grouping; judged on these loads it keeps the static grouping (already the best split), and a
+lopsided grouping still moves by the third check."""
 
 
 class RayTransport:
@@ -101,6 +108,7 @@ class RayTransport:
         self.migrations = 0
         self.compute_seconds = 0.0
         self._window: dict[int, float] = {}  # compute seconds by pid since the last rebalancing check
+        self._loads = [0.0] * len(self.owner)  # by pid, decayed over the checks (REBALANCE_MEMORY)
         self._scenario = ray.put(scenario)
         cpus = ray.cluster_resources().get("CPU", 1.0)
         self._actor = ray.remote(host).options(num_cpus=min(1.0, cpus / len(groups)), max_restarts=0)
@@ -193,15 +201,15 @@ class RayTransport:
             self._log = []
 
     def _rebalance(self, horizon: float) -> bool:
-        """Regroup by LPT on the compute measured since the last check; migrate if the slowest host gains.
+        """Regroup by LPT on the loads measured so far; migrate if the slowest host gains.
 
         Which actor runs a partition depends on measured wall clock; what the
         partition computes does not, so the trace is the same whatever moves.
         Returns whether partitions moved.
         """
-        weights = [self._window.get(pid, 0.0) for pid in range(len(self.owner))]
-        self._window = {}
-        proposed = better_grouping(weights, self.groups, self.rebalance_gain, self.rebalance_floor)
+        window = [self._window.get(pid, 0.0) for pid in range(len(self.owner))]
+        self._loads, self._window = decayed_loads(self._loads, window, REBALANCE_MEMORY), {}
+        proposed = better_grouping(self._loads, self.groups, self.rebalance_gain, self.rebalance_floor)
         return proposed is not None and self._migrate(proposed, horizon)
 
     def _migrate(self, groups: list[list[int]], horizon: float) -> bool:
@@ -342,6 +350,7 @@ ray_backend = RayBackend
 __all__ = [
     "REBALANCE_FLOOR",
     "REBALANCE_GAIN",
+    "REBALANCE_MEMORY",
     "HostDied",
     "RayBackend",
     "RayTransport",

@@ -21,6 +21,11 @@ Three tables:
    links: each round carries ten times the events, spread over the clusters. Case (d) is heavier:
    16 clusters of the cs2 preset's heterogeneous machines, jobs arriving 4 a second, 10 s links
    (about 11 ms of scheduling a round). ``migrations``: partitions that rebalancing moved.
+   The ``ceiling`` columns bound what 2 actors could give at all, from the in-process run's
+   compute per round and partition, as if the barrier cost nothing: the best split of the
+   partitions between the actors kept for the run, and a best split chosen afresh every round
+   (``actors.grouping.two_actor_ceilings``). Ray's rows fall short of them by the barrier and by
+   the CPU the driver and Ray's own processes take from the actors.
 3. ``sweep``: 20 independent quickstart runs (10k jobs each) one after another vs a process
    pool vs Ray tasks; the target is >= 1.8x faster than sequential.
 
@@ -42,9 +47,11 @@ import ray
 
 from actors import RayTransport, ray_backend
 from actors.compiled import CompiledRounds
+from actors.grouping import round_work, two_actor_ceilings
 from actors.host import PartitionHost
 from actors.session import init_local
 from emulator import coordinator, load_scenario, run
+from emulator.runner import build_partitions
 from emulator.scenario import Scenario, parse
 from emulator.sweep import points, process_pool, run_point
 
@@ -190,10 +197,36 @@ CASES = {
 """The backends table's scenarios, built when their case runs."""
 
 
+class TimedInProcess(coordinator.InProcess):
+    """The in-process transport, keeping every round's compute seconds by partition."""
+
+    def __init__(self, partitions: list) -> None:
+        super().__init__(partitions)
+        self.rounds: list[dict[int, float]] = []
+
+    def advance(self, horizon, inboxes):
+        results = super().advance(horizon, inboxes)
+        self.rounds.append(self.partition_seconds)
+        return results
+
+
+def timed_in_process(log: list[TimedInProcess]):
+    """An in-process backend that appends its transport to ``log``: the rounds' times, read after the run."""
+
+    @contextmanager
+    def backend(scenario: Scenario):
+        transport = TimedInProcess(build_partitions(scenario))
+        log.append(transport)
+        yield transport
+
+    return backend
+
+
 def backend_rows(wanted: str = "abcd") -> list[dict]:
     rows = []
+    timed: list[TimedInProcess] = []
     backends = {
-        "inproc": None,
+        "inproc": timed_in_process(timed),
         "ray, 2 actors, plain": ray_backend(hosts=2, checkpoint_every=0, compiled=False),
         "ray, 2 actors, plain, static": ray_backend(hosts=2, checkpoint_every=0, rebalance_every=0),
         "ray, 2 actors, compiled": ray_backend(hosts=2, checkpoint_every=0, compiled=True),
@@ -202,23 +235,28 @@ def backend_rows(wanted: str = "abcd") -> list[dict]:
         if label[0] not in wanted:
             continue
         scenario = build()
+        inproc_wall = None
         for name, backend in backends.items():
             with tempfile.TemporaryDirectory() as tmp:
                 started = time.perf_counter()
-                kwargs = {} if backend is None else {"backend": backend}
-                result = run(scenario, Path(tmp) / "run", **kwargs)
+                result = run(scenario, Path(tmp) / "run", backend=backend)
                 wall = time.perf_counter() - started
+            inproc_wall = inproc_wall or wall
             stats = result.stats
+            split = two_actor_ceilings(round_work(timed.pop().rounds)) if timed else None
             rows.append(
                 {
                     "table": "backends",
                     "scenario": label,
                     "backend": name,
                     "wall s": wall,
+                    "speed-up": f"{inproc_wall / wall:.2f}x",
                     "rounds": stats.rounds,
                     "compute ms/round": stats.compute_seconds / stats.rounds * 1e3,
                     "barrier ms/round": stats.barrier_seconds / stats.rounds * 1e3,
-                    "migrations": 0 if backend is None else backend.migrations,
+                    "migrations": getattr(backend, "migrations", 0),
+                    "ceiling, one split": f"{split[0]:.2f}x" if split else "",
+                    "ceiling, split per round": f"{split[1]:.2f}x" if split else "",
                 }
             )
     return rows

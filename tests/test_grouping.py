@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
-from actors.grouping import better_grouping, group_partitions, keep_in_place, static_weights
+import itertools
+from unittest.mock import patch
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from actors import grouping
+from actors.grouping import (
+    better_grouping,
+    decayed_loads,
+    group_partitions,
+    keep_in_place,
+    round_work,
+    static_weights,
+    two_actor_ceilings,
+)
 from emulator import load_scenario
 
 
@@ -32,3 +50,59 @@ def test_a_better_grouping_must_beat_the_slowest_host_by_a_share_and_a_floor():
     assert better_grouping(weights, lopsided, gain=0.5, floor=0.5) is None  # 40% is not enough
     assert better_grouping(weights, lopsided, gain=0.1, floor=2.0) is None  # 2 s is not more than 2 s
     assert better_grouping(weights, [[1], [0, 2, 3]], gain=0.0, floor=0.0) is None  # already the best
+
+
+def _best_splits(work: np.ndarray) -> tuple[float, float]:
+    """Every split of the pids in two, listed with itertools: the ceilings' definition, spelled out."""
+    pids = range(work.shape[1])
+    sides = [
+        (list(first), [p for p in pids if p not in first])
+        for k in range(work.shape[1] + 1)
+        for first in itertools.combinations(pids, k)
+    ]
+    busier = [np.maximum(work[:, a].sum(axis=1), work[:, b].sum(axis=1)) for a, b in sides]
+    whole_run = min(b.sum() for b in busier)
+    each_round = np.min(busier, axis=0).sum()
+    return work.sum() / whole_run, work.sum() / each_round
+
+
+def test_two_actor_ceilings_by_hand():
+    # Round 1: partitions 1, 2, 3 take 2, 1, 1 s; round 2: partitions 2, 3 take 2 s each. 8 s in one process.
+    # Kept for the run, {1, 2} | {0, 3} costs 3 + 2 = 5 s (1.6x); split per round, 2 + 2 = 4 s (2x).
+    work = round_work([{1: 2.0, 2: 1.0, 3: 1.0}, {2: 2.0, 3: 2.0}])
+    assert two_actor_ceilings(work) == (1.6, 2.0)
+    assert two_actor_ceilings(round_work([{0: 1.0}, {0: 3.0}])) == (1.0, 1.0)  # one partition: no split helps
+    assert two_actor_ceilings(np.zeros((3, 4))) == (1.0, 1.0)  # nothing measured
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    work=hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(1, 6), st.integers(2, 6)),
+        elements=st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]),
+    ),
+    chunk=st.sampled_from([1, 3, 4096]),
+)
+def test_two_actor_ceilings_are_the_best_of_every_split(work, chunk):
+    assume(work.sum() > 0)
+    # Splits scored a few at a time or all at once: the same bests.
+    with patch.object(grouping, "SPLITS_CHUNK", chunk):
+        assert two_actor_ceilings(work) == pytest.approx(_best_splits(work))
+
+
+def test_one_noisy_window_moves_nothing_a_lasting_imbalance_does():
+    groups = [[0, 1, 2], [3, 4]]  # the meta partition and four clusters, 2 s of work per actor per window
+    steady, skewed = [0.0, 1.0, 1.0, 1.0, 1.0], [0.0, 1.4, 1.4, 0.6, 0.6]
+    loads = [0.0] * 5
+    for _ in range(10):
+        loads = decayed_loads(loads, steady, memory=0.8)
+        assert better_grouping(loads, groups, gain=0.1, floor=0.05) is None
+    # Judged on the skewed window alone, actor 0 (2.8 s) would move a cluster: 2.0 s | 2.0 s.
+    assert better_grouping(skewed, groups, gain=0.1, floor=0.05) == [[0, 1, 3], [2, 4]]
+    # Decayed, one such window makes it 1.99 s against 1.83 s after a move: 8%, not worth one.
+    loads = decayed_loads(loads, skewed, memory=0.8)
+    assert better_grouping(loads, groups, gain=0.1, floor=0.05) is None
+    # If the skew lasts, the next window moves the cluster.
+    loads = decayed_loads(loads, skewed, memory=0.8)
+    assert better_grouping(loads, groups, gain=0.1, floor=0.05) == [[0, 1, 3], [2, 4]]
