@@ -5,8 +5,8 @@ Three tables:
 1. ``barrier``: rounds/s of an empty barrier (partitions with one event per
    round and nothing to do) hosted one per actor, for 1, 2, 4 and 16
    partitions, next to Ray's own cost of one round of parallel actor calls
-   with a tiny payload (``ray-round ms``). ``overhead`` = our round / Ray's
-   round - 1: the target is <= 20%.
+   with a tiny payload (``ray-round ms``), each the median of three runs
+   taken in turn. ``overhead`` = our round / Ray's round - 1: the target is <= 20%.
 2. ``backends``: wall seconds in-process vs Ray (2 actors: plain calls with
    rebalancing every 200 rounds, the same with the static grouping only, and a
    compiled graph) for (a) 4 clusters x 50 machines, 20k jobs, EASY and (b) 8
@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import sys
 import tempfile
 import time
@@ -56,6 +57,9 @@ from emulator.scenario import Scenario, parse
 from emulator.sweep import points, process_pool, run_point
 
 PARTITIONS = (1, 2, 4, 16)
+REPEATS = 3
+"""Barrier measurements per row, ours and Ray's alternating, the median kept: with more processes
+spinning than cores (compiled graphs), one measurement of either can be off by a third."""
 SWEEP_JOBS = 10_000
 """Jobs per sweep run (~2 s each): Ray's worker start-up and task overhead (~1-2 s) dwarf shorter runs."""
 B_INTERARRIVAL = 1.0
@@ -96,12 +100,15 @@ class Echo:
         return batches.get(h)
 
 
-def barrier_rows(rounds: int) -> list[dict]:
+def barrier_rows(rounds: int, repeats: int = REPEATS) -> list[dict]:
     rows = []
     for n in PARTITIONS:
         for compiled in (False, True):
-            ours = our_round(n, rounds, compiled)
-            raw = ray_round(n, rounds, compiled)
+            ours, raw = [], []
+            for _ in range(repeats):
+                ours.append(our_round(n, rounds, compiled))
+                raw.append(ray_round(n, rounds, compiled))
+            ours, raw = statistics.median(ours), statistics.median(raw)
             rows.append(
                 {
                     "table": "barrier",
@@ -132,7 +139,8 @@ def our_round(n: int, rounds: int, compiled: bool) -> float:
 
 def ray_round(n: int, rounds: int, compiled: bool) -> float:
     """Seconds per round of Ray's own parallel call to ``n`` actors with a tiny payload."""
-    actors = [ray.remote(Echo).options(num_cpus=0.01).remote() for _ in range(n)]
+    cpus = min(1.0, ray.cluster_resources().get("CPU", 1.0) / n)  # as RayTransport asks for its actors
+    actors = [ray.remote(Echo).options(num_cpus=cpus).remote() for _ in range(n)]
     ray.get([a.ping.remote(b"") for a in actors])
     if compiled:
         graph = CompiledRounds(actors)
@@ -313,7 +321,7 @@ def _fmt(value) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", choices=["barrier", "backends", "sweep"])
-    parser.add_argument("--rounds", type=int, default=2000, help="rounds per barrier measurement")
+    parser.add_argument("--rounds", type=int, default=1000, help="rounds per barrier measurement")
     parser.add_argument("--cases", default="abcd", help="which backends cases to run (default: abcd)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     args = parser.parse_args(argv)
