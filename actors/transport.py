@@ -107,7 +107,7 @@ class RayTransport:
         self.rebalance_gain, self.rebalance_floor = rebalance_gain, rebalance_floor
         self.migrations = 0
         self.compute_seconds = 0.0
-        self._window: dict[int, float] = {}  # compute seconds by pid since the last rebalancing check
+        self._window = [0.0] * len(self.owner)  # compute seconds by pid since the last rebalancing check
         self._loads = [0.0] * len(self.owner)  # by pid, decayed over the checks (REBALANCE_MEMORY)
         self._scenario = ray.put(scenario)
         cpus = ray.cluster_resources().get("CPU", 1.0)
@@ -148,7 +148,7 @@ class RayTransport:
             self.compute_seconds = max(self.compute_seconds, sum(seconds.values()))
             if self.rebalance_every:
                 for pid, spent in seconds.items():
-                    self._window[pid] = self._window.get(pid, 0.0) + spent
+                    self._window[pid] += spent
             results.update(part)
         self._after_round(calls, horizon)
         return results
@@ -207,8 +207,8 @@ class RayTransport:
         partition computes does not, so the trace is the same whatever moves.
         Returns whether partitions moved.
         """
-        window = [self._window.get(pid, 0.0) for pid in range(len(self.owner))]
-        self._loads, self._window = decayed_loads(self._loads, window, REBALANCE_MEMORY), {}
+        self._loads = decayed_loads(self._loads, self._window, REBALANCE_MEMORY)
+        self._window = [0.0] * len(self.owner)
         proposed = better_grouping(self._loads, self.groups, self.rebalance_gain, self.rebalance_floor)
         return proposed is not None and self._migrate(proposed, horizon)
 

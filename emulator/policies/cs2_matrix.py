@@ -276,14 +276,13 @@ def _class_keys(values: np.ndarray, classes: int, key: np.ndarray, scratch: Scra
     np.subtract(classes - 1, signed, out=signed)
 
 
-def _value_keys(values: np.ndarray, key: np.ndarray, scratch: Scratch) -> np.ndarray:
+def _value_keys(values: np.ndarray, key: np.ndarray, scratch: Scratch) -> None:
     """``key`` = each value as an unsigned integer that sorts ascending as the values descend."""
     np.add(values, 0.0, out=key.view(np.float64))  # -0.0 becomes 0.0, its equal
     flip = np.right_shift(key, np.uint64(63), out=scratch("flip", len(values), np.uint64))
     flip -= np.uint64(1)  # all ones for values >= 0, else 0
     flip >>= np.uint64(1)
     key ^= flip  # values >= 0 by falling magnitude below 2**63, then values < 0 by rising magnitude
-    return key
 
 
 @dataclass(frozen=True)
