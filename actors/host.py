@@ -8,32 +8,30 @@ from __future__ import annotations
 
 import pickle
 
-from emulator.coordinator import InProcess
+from emulator.coordinator import InProcess, State
 from emulator.runner import build_partitions
 from emulator.scenario import Scenario
 
-from .packing import pack_results, unpack_inboxes
+from .packing import pack_results, unpack_calls
 
 
 class PartitionHost:
     """Builds the partitions ``pids`` of ``scenario`` and advances them one round per call.
 
     >>> host = PartitionHost(scenario, [0, 1])        # doctest: +SKIP
-    >>> results = host.advance(pack_inboxes(horizon, {0: [], 1: []}))  # doctest: +SKIP
+    >>> results = host.advance(pack_calls({0: (horizon, []), 1: (horizon, [])}, budget))  # doctest: +SKIP
     """
 
     def __init__(self, scenario: Scenario, pids: list[int]) -> None:
         self.local = InProcess(build_partitions(scenario, pids))
 
-    def next_times(self) -> dict[int, float]:
-        return self.local.next_times()
-
-    def busy(self) -> dict[int, bool]:
-        return self.local.busy()
+    def states(self) -> dict[int, State]:
+        return self.local.states()
 
     def advance(self, data: bytes) -> bytes:
-        horizon, inboxes = unpack_inboxes(data)
-        results = self.local.advance(horizon, inboxes)
+        """One round's calls (:func:`~actors.packing.pack_calls`), answered as packed results."""
+        calls, budget = unpack_calls(data)
+        results = self.local.advance(calls, budget)
         return pack_results(results, self.local.partition_seconds)
 
     def advance_batch(self, batches: dict[int, bytes], h: int) -> bytes | None:
@@ -44,6 +42,10 @@ class PartitionHost:
     def policy_stats(self) -> dict[int, dict[str, float]]:
         """Scheduler cost of this host's cluster partitions (wall clock; never in the trace)."""
         return self.local.policy_stats()
+
+    def timelines(self) -> dict[int, tuple[float, bytes]]:
+        """Each partition's foreground end and event times (as the bytes of an ``array('d')``)."""
+        return {pid: (end, times.tobytes()) for pid, (end, times) in self.local.timelines().items()}
 
     def snapshot(self) -> bytes:
         """The partitions' whole state, to rebuild this host after a crash."""

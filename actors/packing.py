@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import msgpack
 
-from emulator.coordinator import Results
+from emulator.coordinator import Calls, Result, Results
 from emulator.messages import STATUS, Message, Status
 
 
-def pack_inboxes(horizon: float, inboxes: dict[int, list[Message]]) -> bytes:
-    return msgpack.packb((horizon, inboxes), use_bin_type=True)
+def pack_calls(calls: Calls, budget: int) -> bytes:
+    """One host's share of a round: ``(horizon, inbox)`` by pid, and the event budget per call."""
+    return msgpack.packb((budget, calls), use_bin_type=True)
 
 
-def unpack_inboxes(data: bytes) -> tuple[float, dict[int, list[Message]]]:
-    horizon, raw = msgpack.unpackb(data, use_list=False, strict_map_key=False)
-    return horizon, {pid: [_message(m) for m in msgs] for pid, msgs in raw.items()}
+def unpack_calls(data: bytes) -> tuple[Calls, int]:
+    budget, raw = msgpack.unpackb(data, use_list=False, strict_map_key=False)
+    return {pid: (horizon, [_message(m) for m in msgs]) for pid, (horizon, msgs) in raw.items()}, budget
 
 
 def pack_results(results: Results, seconds: dict[int, float]) -> bytes:
@@ -30,9 +31,7 @@ def pack_results(results: Results, seconds: dict[int, float]) -> bytes:
 
 def unpack_results(data: bytes) -> tuple[dict[int, float], Results]:
     seconds, raw = msgpack.unpackb(data, use_list=False, strict_map_key=False)
-    return seconds, {
-        pid: ([_message(m) for m in out], nxt, rows, busy) for pid, (out, nxt, rows, busy) in raw.items()
-    }
+    return seconds, {pid: Result([_message(m) for m in out], *rest) for pid, (out, *rest) in raw.items()}
 
 
 def _message(fields: tuple) -> Message:

@@ -1,9 +1,9 @@
 """The Ray transport: partitions grouped into actors, one parallel call per actor per round.
 
-The coordinator (:func:`emulator.coordinator.run`) is unchanged: this class
-only answers ``next_times()`` and ``advance(horizon, inboxes)`` by sending
-each actor its partitions' inboxes as one msgpack batch and gathering the
-results. Fault tolerance: every ``checkpoint_every`` rounds each actor's
+The coordinator (:func:`emulator.coordinator.run`) is the in-process one: this
+class only answers ``states()`` and ``advance(calls, budget)`` by sending
+each actor its partitions' horizons and inboxes as one msgpack batch and
+gathering the results. Fault tolerance: every ``checkpoint_every`` rounds each actor's
 partitions are snapshotted, and the rounds since are logged; an actor that
 dies is recreated from its snapshot, replays the logged rounds (partitions
 are deterministic, so they produce what they produced before) and answers the
@@ -32,6 +32,7 @@ recompiles.
 from __future__ import annotations
 
 import sys
+from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,15 +40,14 @@ from dataclasses import dataclass, field
 import ray
 from ray.exceptions import RayActorError, RayError
 
-from emulator.coordinator import Results
-from emulator.messages import Message
+from emulator.coordinator import Calls, Results, State
 from emulator.runner import REBALANCE_EVERY
 from emulator.scenario import Scenario
 
 from .compiled import compile_rounds
 from .grouping import better_grouping, decayed_loads, group_partitions, owners, static_weights
 from .host import PartitionHost
-from .packing import pack_inboxes, unpack_results
+from .packing import pack_calls, unpack_results
 from .session import ray_session
 
 
@@ -84,7 +84,7 @@ class RayTransport:
     partitions moved.
 
     >>> transport = RayTransport(scenario, [[0], [1, 2, 3]], rebalance_every=100)  # doctest: +SKIP
-    >>> coordinator.run(transport, lookahead, sink)                                 # doctest: +SKIP
+    >>> coordinator.run(transport, Links.of_platform(scenario.platform), sink)     # doctest: +SKIP
     >>> transport.groups, transport.migrations                                      # doctest: +SKIP
     ([[0, 3], [1, 2]], 1)
     """
@@ -123,24 +123,19 @@ class RayTransport:
         """Rounds go through a compiled graph (else one plain call per actor with work)."""
         return self._graph is not None
 
-    def next_times(self) -> dict[int, float]:
-        times: dict[int, float] = {}
-        for part in ray.get([host.next_times.remote() for host in self.hosts]):
-            times.update(part)
-        return times
+    def states(self) -> dict[int, State]:
+        states: dict[int, State] = {}
+        for part in ray.get([host.states.remote() for host in self.hosts]):
+            states.update({pid: State(*state) for pid, state in part.items()})
+        return states
 
-    def busy(self) -> dict[int, bool]:
-        busy: dict[int, bool] = {}
-        for part in ray.get([host.busy.remote() for host in self.hosts]):
-            busy.update(part)
-        return busy
-
-    def advance(self, horizon: float, inboxes: dict[int, list[Message]]) -> Results:
-        batches: dict[int, dict[int, list[Message]]] = {}
-        for pid, inbox in inboxes.items():
-            batches.setdefault(self.owner[pid], {})[pid] = inbox
-        calls = {h: pack_inboxes(horizon, batch) for h, batch in batches.items()}
-        replies = self._plain(calls, horizon) if self._graph is None else self._compiled(calls, horizon)
+    def advance(self, calls: Calls, budget: int) -> Results:
+        batches: dict[int, Calls] = {}
+        for pid, call in calls.items():
+            batches.setdefault(self.owner[pid], {})[pid] = call
+        packed = {h: pack_calls(batch, budget) for h, batch in batches.items()}
+        horizon = min(h for h, _ in calls.values())  # for error messages: the round's earliest horizon
+        replies = self._plain(packed, horizon) if self._graph is None else self._compiled(packed, horizon)
         results: Results = {}
         self.compute_seconds = 0.0
         for data in replies.values():
@@ -150,7 +145,7 @@ class RayTransport:
                 for pid, spent in seconds.items():
                     self._window[pid] += spent
             results.update(part)
-        self._after_round(calls, horizon)
+        self._after_round(packed, horizon)
         return results
 
     def policy_stats(self) -> dict[int, dict[str, float]]:
@@ -159,6 +154,13 @@ class RayTransport:
         for part in ray.get([host.policy_stats.remote() for host in self.hosts]):
             stats.update(part)
         return stats
+
+    def timelines(self) -> dict[int, tuple[float, array]]:
+        """Every partition's foreground end and event times, gathered from the hosts (the run's tail)."""
+        timelines: dict[int, tuple[float, array]] = {}
+        for part in ray.get([host.timelines.remote() for host in self.hosts]):
+            timelines.update({pid: (end, array("d", data)) for pid, (end, data) in part.items()})
+        return timelines
 
     def _plain(self, calls: dict[int, bytes], horizon: float) -> dict[int, bytes]:
         """One Ray call per host with work; a dead host is rebuilt and answers the round."""

@@ -15,8 +15,10 @@ from time import perf_counter
 import numpy as np
 
 from .backlog import Backlog
+from .coordinator import EVENT_BUDGET
 from .execution import Run
 from .failures import ESTIMATE, FAILURE, OUTAGE, RETURN, FailureProcess, Failures, Outage, lost_reason
+from .horizons import Timeline
 from .messages import (
     ARRIVE,
     DOWN,
@@ -160,6 +162,7 @@ class ClusterPartition:
         if failures is not None:
             self._init_failures(failures, seed_seq)
         self.view = ClusterView(self)
+        self.timeline = Timeline(self.busy)
 
     # -- the partition step ---------------------------------------------------------------------
 
@@ -172,20 +175,51 @@ class ClusterPartition:
         """Foreground work left: jobs queued (or running), or events other than background ones."""
         return bool(self.queue or self.running or self._incoming or self._reports)
 
-    def advance(self, horizon: float, inbox: list[Message]) -> tuple[list[Message], float, list[tuple], bool]:
-        """Apply ``inbox``, process every event before ``horizon``; return outbox, next time, rows, busy."""
+    @property
+    def promise(self) -> float:
+        """The earliest time this cluster's own events could send a message (the coordinator's horizons).
+
+        A reporting cluster may report after any event: its next one, or with a
+        ``status_period`` the first report time at or after it (unless outages
+        send jobs back, which they do at once). A cluster that
+        never reports (every job entered directly) sends nothing: it can send a
+        job back only if it was dispatched to it, and none ever is.
+        """
+        if not self.report:
+            return math.inf
+        if self.status_period and self._local_ids is None:  # (an outage may send jobs back at any time)
+            return report_time(self.next_time, self.status_period)
+        return self.next_time
+
+    @property
+    def reacts(self) -> bool:
+        """A job arriving makes a reporting cluster report on it (or send it back, in an outage)."""
+        return self.report
+
+    def advance(
+        self, horizon: float, inbox: list[Message], budget: int = EVENT_BUDGET
+    ) -> tuple[list[Message], float, list[tuple], bool, float, bool]:
+        """Apply ``inbox``, process the events before ``horizon`` (at most ``budget`` times of them).
+
+        Returns outbox, next time, rows, busy, promise, reacts
+        (:class:`emulator.coordinator.Result`).
+        """
         for msg in inbox:
             payload = msg.payload
             job = Job.from_tuple(payload[0])
             if len(payload) > 2:  # a job an outage sent back carries its kills so far
                 self._kills[job.id] = payload[2]
             self._push(msg.time, _ARRIVE, (job, False, payload[1]))
-        self._incoming += len(inbox)
+        if inbox:
+            self._incoming += len(inbox)
+            self.timeline.woken()
         events = self._events
-        while events and events[0][0] < horizon:
+        while events and events[0][0] < horizon and budget > 0:
+            budget -= 1
             self.now = time = events[0][0]
             if events[0][1] >= _REPORT_DUE:  # only stress markers at this time: no scheduling pass
                 self._quiet_time(time)
+                self.timeline.step(time, self.busy)
                 continue
             while events and events[0][0] == time:
                 _, kind, _, data = heapq.heappop(events)
@@ -212,9 +246,10 @@ class ClusterPartition:
                     self._reject_stuck()
             if self.report:
                 self._report()
+            self.timeline.step(time, self.busy)
         out, rows = self._outbox, self._rows
         self._outbox, self._rows = [], []
-        return out, self.next_time, rows, self.busy
+        return out, self.next_time, rows, self.busy, self.promise, self.reacts
 
     # -- events -----------------------------------------------------------------------------------
 
@@ -644,15 +679,10 @@ class ClusterPartition:
             self._report_at = math.inf
             return True
         if at == math.inf:
-            period = self.status_period
-            k = math.ceil(now / period)
-            while k * period < now:  # float rounding
-                k += 1
-            while k > 0 and (k - 1) * period >= now:
-                k -= 1
-            if k * period == now:
+            at = report_time(now, self.status_period)
+            if at == now:
                 return True
-            self._report_at = k * period
+            self._report_at = at
             jobs_changed = any(self._changes[:4])  # else only news (failures, links): not worth staying for
             self._marker_at(self._report_at, _REPORT_DUE, _JOBS_CHANGED if jobs_changed else None)
         return False
@@ -693,3 +723,15 @@ class ClusterPartition:
             deliver = self._status_due
         self._status_due = deliver
         self._outbox.append(Message(deliver, self.pid, self._msg_seq, META, STATUS, status))
+
+
+def report_time(time: float, period: float) -> float:
+    """The first multiple of ``period`` at or after ``time`` (exactly as reports compute it)."""
+    if time == math.inf:
+        return time
+    k = math.ceil(time / period)
+    while k * period < time:  # float rounding
+        k += 1
+    while k > 0 and (k - 1) * period >= time:
+        k -= 1
+    return k * period

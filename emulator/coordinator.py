@@ -1,16 +1,29 @@
-"""The conservative barrier coordinator, one algorithm for every transport.
+"""The conservative coordinator: per-partition safe horizons, one algorithm for every transport.
 
-Each round: ``lbts`` = the earliest pending event or undelivered message;
-``horizon = lbts + lookahead`` (the least link latency); deliver the messages
-due before the horizon in ``(time, source, sequence)`` order; let every
-partition with work process its events before the horizon. Nothing sent in a
-round is due before its horizon, so no partition receives a message from its
-past. A partition with no event before the horizon and an empty inbox would do
-nothing, so it is not called: idle stretches cost no rounds and no calls.
+Each round (DESIGN.md, "Partitions and synchronization"): from every
+partition's *promise* (the earliest time its own events could send a message)
+and whether a message would make it send (*reacts*), compute each partition's
+earliest output time and its horizon over the link graph
+(:mod:`emulator.horizons`); deliver to each partition the messages due before
+its horizon in ``(time, source, sequence)`` order; let every partition with
+work process its events before its own horizon, at most ``budget`` event
+times per call. Nothing sent in a round is due before its receiver's horizon,
+so no partition receives a message from its past. A partition that nothing
+can reach (jobs entering clusters directly, no meta traffic) has an infinite
+horizon: it runs to its end in calls of ``budget`` event times, not one round
+per event. A partition with nothing to do is not called.
 
 A transport runs ``advance`` on the partitions it hosts. The in-process
 transport calls them in a loop; the Ray transport (``actors/``) calls actors
 in parallel. Both return the same values, so the trace is the same.
+
+Trace rows: partitions now run ahead of each other, so the sink gets, with
+each round's rows, a *watermark*: no partition can still produce a row earlier
+than it (its next event, a message pending for it, or one that could still
+reach it). The sink writes rows once they are below it. Memory: when the sink
+holds more than ``held_rows`` rows (a partition far ahead of the others), only
+the partitions at the earliest time are called until it drains, so it holds
+at most that plus one round's rows.
 
 Termination: some events never end (machine failures and repairs, link
 changes: *background* events), so the loop does not wait for the last event.
@@ -19,7 +32,8 @@ work (jobs to submit, queued, running or held; events other than background
 ones), and the loop stops when no partition has any and no message carrying
 a job is pending (status reports only inform: with nothing left to decide,
 they change nothing). Background events before that point are processed like
-any other.
+any other. A round in which no partition can advance (virtual time stuck,
+e.g. ``time + latency == time`` at huge times) is an error, never a hang.
 """
 
 from __future__ import annotations
@@ -27,32 +41,79 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
+from .horizons import Links, earliest_outputs, horizons, tail_end
 from .messages import STATUS, Message
 
 Rows = list[tuple]
-Results = dict[int, tuple[list[Message], float, Rows, bool]]
-"""By partition id: ``advance``'s ``(outbox, next event time, trace rows, busy)``."""
+
+
+class Result(NamedTuple):
+    """What ``advance`` returns for one partition (in this order, so a plain tuple does too)."""
+
+    outbox: list[Message]
+    next_time: float  # its earliest pending event (inf: none)
+    rows: Rows
+    busy: bool  # foreground work left (module docstring)
+    promise: float  # the earliest time its own events could send a message (inf: never)
+    reacts: bool  # whether a message arriving could make it send
+
+
+Results = dict[int, Result]
+"""By partition id."""
+
+Calls = dict[int, tuple[float, list[Message]]]
+"""By partition id: ``(horizon, inbox)`` of one round's call."""
+
+EVENT_BUDGET = 16384
+"""Event times a partition processes per call at most: a free-running cluster's rows stream to the
+writer and the progress bar moves, while calls stay few (KTH-SP2 on one cluster: ~8 calls)."""
+
+HELD_ROWS = 1 << 18
+"""Rows the sink may hold before only the partitions at the earliest time are called (memory bound)."""
+
+
+class State(NamedTuple):
+    """A partition's standing before any round: as in :class:`Result`."""
+
+    next_time: float
+    busy: bool
+    promise: float
+    reacts: bool
 
 
 class Transport(Protocol):
     compute_seconds: float
     """Partition compute time of the last round (the slowest host's, when hosts run in parallel)."""
 
-    def next_times(self) -> dict[int, float]:
-        """Each partition's first event time before any round."""
+    def states(self) -> dict[int, State]:
+        """Each partition's :class:`State` before any round."""
 
-    def busy(self) -> dict[int, bool]:
-        """Whether each partition has foreground work before any round (see the module docstring)."""
-
-    def advance(self, horizon: float, inboxes: dict[int, list[Message]]) -> Results:
-        """Call ``advance(horizon, inbox)`` on each partition in ``inboxes``; their results by pid."""
+    def advance(self, calls: Calls, budget: int) -> Results:
+        """Call ``advance(horizon, inbox, budget)`` on each partition in ``calls``; their results by pid."""
 
     def policy_stats(self) -> dict[int, dict[str, float]]:
         """Scheduler cost of each cluster partition so far (``ClusterPartition.policy_stats``), by pid."""
+
+    def timelines(self) -> dict[int, tuple[float, array]]:
+        """By pid: when its foreground work ended, and every event time it processed (the run's tail)."""
+
+
+class Sink(Protocol):
+    def __call__(self, watermark: float, results: Results) -> int:
+        """Take a round's rows; write those below ``watermark``; return how many rows it still holds."""
+
+
+class Stalled(RuntimeError):
+    """Virtual time cannot advance: names the partition and the time."""
+
+
+def partition_state(part) -> State:
+    return State(part.next_time, part.busy, part.promise, part.reacts)
 
 
 class InProcess:
@@ -68,19 +129,16 @@ class InProcess:
         self.compute_seconds = 0.0
         self.partition_seconds: dict[int, float] = {}
 
-    def next_times(self) -> dict[int, float]:
-        return {pid: p.next_time for pid, p in self.partitions.items()}
+    def states(self) -> dict[int, State]:
+        return {pid: partition_state(p) for pid, p in self.partitions.items()}
 
-    def busy(self) -> dict[int, bool]:
-        return {pid: p.busy for pid, p in self.partitions.items()}
-
-    def advance(self, horizon: float, inboxes: dict[int, list[Message]]) -> Results:
+    def advance(self, calls: Calls, budget: int = EVENT_BUDGET) -> Results:
         clock = time.perf_counter
         results: Results = {}
         seconds: dict[int, float] = {}
-        for pid, inbox in inboxes.items():
+        for pid, (horizon, inbox) in calls.items():
             started = clock()
-            results[pid] = self.partitions[pid].advance(horizon, inbox)
+            results[pid] = self.partitions[pid].advance(horizon, inbox, budget)
             seconds[pid] = clock() - started
         self.partition_seconds = seconds
         self.compute_seconds = sum(seconds.values())
@@ -88,6 +146,9 @@ class InProcess:
 
     def policy_stats(self) -> dict[int, dict[str, float]]:
         return {pid: p.policy_stats() for pid, p in self.partitions.items() if hasattr(p, "policy_stats")}
+
+    def timelines(self) -> dict[int, tuple[float, array]]:
+        return {pid: (p.timeline.end, p.timeline.times) for pid, p in self.partitions.items()}
 
 
 @dataclass
@@ -97,9 +158,12 @@ class RunStats:
     rounds: int = 0
     calls: int = 0
     messages: int = 0
-    virtual_time: float = 0.0  # lbts of the latest round
+    virtual_time: float = 0.0  # the earliest pending time at the latest round
     compute_seconds: float = 0.0  # inside partitions (per round: the slowest host)
     barrier_seconds: float = 0.0  # the rest of each round: delivery, calls, gathering
+    throttled: int = 0  # rounds that called only the laggards (the sink held too many rows)
+    partition_seconds: dict[int, float] | None = None  # compute by pid, when the transport measures it
+    end_time: float = math.inf  # rows at or after it are past the run's end (``run``'s ``tail``)
 
     @property
     def barrier_share(self) -> float:
@@ -111,62 +175,174 @@ TICK_ROUNDS = 512
 """Rounds between two ``tick()`` calls (progress displays)."""
 
 
+class _Grid:
+    """The coordinator's picture of the partitions between rounds: states, pending messages, horizons."""
+
+    def __init__(self, links: Links, states: dict[int, State]) -> None:
+        self.links = links
+        self.next_time = {pid: s.next_time for pid, s in states.items()}
+        self.promise = {pid: s.promise for pid, s in states.items()}
+        self.reacts = {pid: s.reacts for pid, s in states.items()}
+        self.busy = {pid for pid, s in states.items() if s.busy}
+        self.pending: dict[int, list[Message]] = {pid: [] for pid in states}
+        self.carrying = 0  # pending messages other than status reports
+
+    def earliest(self, pid: int) -> float:
+        """The earliest thing ``pid`` has to do: its next event or its first pending message."""
+        queue = self.pending[pid]
+        return min(self.next_time[pid], queue[0].time) if queue else self.next_time[pid]
+
+    def horizons(self) -> dict[int, float]:
+        base = {}
+        for pid, promise in self.promise.items():
+            queue = self.pending[pid]
+            base[pid] = min(promise, queue[0].time) if queue and self.reacts[pid] else promise
+        return horizons(self.links, earliest_outputs(self.links, base, self.reacts))
+
+    def calls(self, horizon: dict[int, float], only: set[int] | None) -> Calls:
+        """Each partition with work before its horizon (``only``: among those), with its inbox."""
+        calls: Calls = {}
+        for pid, queue in self.pending.items():
+            if only is not None and pid not in only:
+                continue
+            limit = horizon[pid]
+            inbox = []
+            while queue and queue[0].time < limit:
+                msg = heapq.heappop(queue)
+                if msg.kind != STATUS:
+                    self.carrying -= 1
+                inbox.append(msg)
+            if inbox or self.next_time[pid] < limit:
+                calls[pid] = (limit, inbox)
+        return calls
+
+    def apply(self, results: Results) -> int:
+        """Take a round's results in; return the number of messages sent."""
+        sent = 0
+        for pid, (outbox, next_time, _, working, promise, reacts) in results.items():
+            self.next_time[pid], self.promise[pid], self.reacts[pid] = next_time, promise, reacts
+            if working:
+                self.busy.add(pid)
+            else:
+                self.busy.discard(pid)
+            for msg in outbox:
+                heapq.heappush(self.pending[msg.dst], msg)
+                if msg.kind != STATUS:
+                    self.carrying += 1
+            sent += len(outbox)
+        return sent
+
+    def watermark(self, horizon: dict[int, float]) -> float:
+        """No partition can produce a row before this: its next event, a pending message, a new one."""
+        return min((min(self.earliest(pid), horizon[pid]) for pid in self.pending), default=math.inf)
+
+    def stalled(self, lbts: float) -> Stalled:
+        pid = min(p for p in self.pending if self.earliest(p) == lbts)
+        return Stalled(
+            f"virtual time cannot advance past {lbts!r} at partition {pid}: its horizon is no later than "
+            "its next event (a link latency too small for times this large?)"
+        )
+
+
 def run(
     transport: Transport,
-    lookahead: float,
-    sink: Callable[[float, Results], None],
+    links: Links,
+    sink: Sink,
     stats: RunStats | None = None,
     tick: Callable[[], None] | None = None,
+    budget: int = EVENT_BUDGET,
+    held_rows: int = HELD_ROWS,
+    tail: bool = False,
 ) -> RunStats:
     """Drive the partitions until no foreground work is left (module docstring); ``sink`` gets each round.
 
-    The rows a round returns are all later than every earlier round's horizon,
-    so the sink can write rows as soon as it has sorted one round's. The order
-    of partitions within a round does not matter: partitions share nothing in
-    a round, messages are ordered by ``(time, src, seq)`` and rows by
-    ``(time, partition)``.
+    ``tail``: background events may follow the foreground's end (failures,
+    outages, link changes). The trace keeps those before
+    :func:`~emulator.horizons.tail_end`, so partitions that lag are first
+    advanced that far; ``stats.end_time`` says where rows stop (inf: no tail).
     """
-    if not lookahead > 0:
-        raise ValueError(f"lookahead must be > 0 (every link needs latency > 0), got {lookahead}")
-    next_times = transport.next_times()
-    busy = {pid for pid, working in transport.busy().items() if working}
-    pending: list[Message] = []
-    carrying = 0  # pending messages other than status reports
+    grid = _Grid(links, transport.states())
     stats = RunStats() if stats is None else stats
+    going = lambda: grid.busy or grid.carrying  # noqa: E731
+    _rounds(grid, transport, sink, stats, tick, budget, held_rows, going, hold_last=tail)
+    if not tail:
+        return stats
+    ends = {pid: end for pid, (end, _) in transport.timelines().items()}
+    last = max(ends.values(), default=-math.inf)
+    lookahead = min((lat for into in links.into.values() for _, lat in into), default=math.inf)
+    drain = last + lookahead
+    _rounds(
+        grid,
+        transport,
+        sink,
+        stats,
+        tick,
+        budget,
+        held_rows,
+        lambda: any(grid.earliest(pid) < drain for pid in grid.pending),
+        cap=(drain, last),
+    )
+    stats.end_time = tail_end([times for _, times in transport.timelines().values()], last, lookahead)
+    return stats
+
+
+def _rounds(
+    grid: _Grid,
+    transport: Transport,
+    sink: Sink,
+    stats: RunStats,
+    tick: Callable[[], None] | None,
+    budget: int,
+    held_rows: int,
+    going: Callable[[], bool],
+    cap: tuple[float, float] = (math.inf, math.inf),
+    hold_last: bool = False,
+) -> int:
+    """Rounds while ``going()``; ``cap``: no horizon past its first item, no watermark past its second;
+    ``hold_last``: the last round releases no rows.
+
+    Returns the rows the sink holds.
+    """
     clock = time.perf_counter
-    while True:
-        if not busy and not carrying:
-            return stats  # only background events and status reports are left (or nothing)
-        lbts = min(next_times.values(), default=math.inf)
-        if pending and pending[0].time < lbts:
-            lbts = pending[0].time
+    held = 0
+    until, written = cap
+    while going():
+        lbts = min(grid.earliest(pid) for pid in grid.pending) if grid.pending else math.inf
         if lbts == math.inf:
-            return stats
-        horizon = lbts + lookahead
-        inboxes = {pid: [] for pid, t in next_times.items() if t < horizon}
-        while pending and pending[0].time < horizon:
-            msg = heapq.heappop(pending)
-            if msg.kind != STATUS:
-                carrying -= 1
-            inboxes.setdefault(msg.dst, []).append(msg)
+            break
+        horizon = {pid: min(h, until) for pid, h in grid.horizons().items()}
+        laggards = None
+        if held > held_rows:
+            laggards = {pid for pid in grid.pending if grid.earliest(pid) == lbts}
+            stats.throttled += 1
+        calls = grid.calls(horizon, laggards)
+        if not calls:
+            raise grid.stalled(lbts)
         started = clock()
-        results = transport.advance(horizon, inboxes)
+        results = transport.advance(calls, budget)
         stats.barrier_seconds += clock() - started - transport.compute_seconds
         stats.compute_seconds += transport.compute_seconds
-        for pid, (outbox, next_time, _, working) in results.items():
-            next_times[pid] = next_time
-            if working:
-                busy.add(pid)
-            else:
-                busy.discard(pid)
-            for msg in outbox:
-                heapq.heappush(pending, msg)
-                if msg.kind != STATUS:
-                    carrying += 1
-            stats.messages += len(outbox)
+        _count_partition_seconds(stats, transport)
+        stats.messages += grid.apply(results)
         stats.rounds += 1
         stats.calls += len(results)
         stats.virtual_time = lbts
-        sink(horizon, results)
+        watermark = min(grid.watermark(horizon), written)
+        if hold_last and not going():  # rows past the foreground's end wait for the tail's limit
+            watermark = -math.inf
+        held = sink(watermark, results)
         if tick is not None and stats.rounds % TICK_ROUNDS == 0:
             tick()
+    return held
+
+
+def _count_partition_seconds(stats: RunStats, transport: Transport) -> None:
+    """Each partition's share of the compute (``--verbose``), where the transport measures it."""
+    seconds = getattr(transport, "partition_seconds", None)
+    if not seconds:
+        return
+    if stats.partition_seconds is None:
+        stats.partition_seconds = {}
+    total = stats.partition_seconds
+    for pid, spent in seconds.items():
+        total[pid] = total.get(pid, 0.0) + spent

@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from .coordinator import EVENT_BUDGET
+from .horizons import Timeline
 from .messages import DISPATCH, DISPATCHED, META, NO_CPUS, REJECT, RETURN_JOB, SUBMIT, Message, Status
 from .model import SINGLE, Job, Platform, link_clock
 from .policies import META as META_POLICIES
@@ -163,8 +165,14 @@ class MetaPartition:
     pid = META
 
     def __init__(
-        self, platform: Platform, policy: PolicySpec, seed_seq: np.random.SeedSequence, jobs: list[Job]
+        self,
+        platform: Platform,
+        policy: PolicySpec,
+        seed_seq: np.random.SeedSequence,
+        jobs: list[Job],
+        returns: bool = False,
     ):
+        """``jobs`` in submit order; ``returns``: some cluster's outages may send jobs back to it."""
         self.platform = platform
         self.rng = np.random.default_rng(seed_seq)
         self.policy = META_POLICIES.create(policy, rng=self.rng, platform=platform)
@@ -174,12 +182,17 @@ class MetaPartition:
         self._seq = 0
         self._msg_seq = 0
         self._events = [(job.submit, _SUBMIT, i, job) for i, job in enumerate(jobs)]
+        self._submits = [job.submit for job in jobs]  # in order: the next one is the promise
+        self._submitted = 0
+        self._returned: list[float] = []  # times of the jobs sent back and not yet dispatched again (heap)
+        self.returns = returns
         self._seq = len(jobs)
         heapq.heapify(self._events)
         self._rows: list[tuple] = []
         self._outbox: list[Message] = []
         self._held: list[Job] = []  # jobs held (HOLD, or every cluster able to run them down), in order
         self._kills: dict[int, int] = {}  # jobs sent back by outages: their kills so far
+        self.timeline = Timeline(self._foreground)
 
     @property
     def next_time(self) -> float:
@@ -190,14 +203,41 @@ class MetaPartition:
         """Foreground work left: jobs to submit (returned ones included), or held jobs."""
         return bool(self._events or self._held)
 
-    def advance(self, horizon: float, inbox: list[Message]) -> tuple[list[Message], float, list[tuple], bool]:
-        """Apply status reports, submit and dispatch every job due before ``horizon``."""
+    @property
+    def _foreground(self) -> bool:
+        """Jobs left to submit, sent back and not yet dispatched again, or held (status reports aside)."""
+        return self._submitted < len(self._submits) or bool(self._returned or self._held)
+
+    @property
+    def promise(self) -> float:
+        """The earliest time it could dispatch with nothing more arriving: its next submission or
+        returned job; with jobs held, its next status report too (one may release them)."""
+        if self._held:
+            return self.next_time
+        submit = self._submits[self._submitted] if self._submitted < len(self._submits) else math.inf
+        return min(submit, self._returned[0]) if self._returned else submit
+
+    @property
+    def reacts(self) -> bool:
+        """A status report can release held jobs; a job an outage sends back is dispatched again."""
+        return bool(self._held) or self.returns
+
+    def advance(
+        self, horizon: float, inbox: list[Message], budget: int = EVENT_BUDGET
+    ) -> tuple[list[Message], float, list[tuple], bool, float, bool]:
+        """Apply status reports, submit and dispatch the jobs due before ``horizon`` (at most ``budget``
+        times of them); returns as :class:`emulator.coordinator.Result`."""
         for msg in inbox:
             self._seq += 1
-            kind = _STATUS if msg.kind != RETURN_JOB else _RETURNED
+            kind = _STATUS
+            if msg.kind == RETURN_JOB:
+                kind = _RETURNED
+                heapq.heappush(self._returned, msg.time)
+                self.timeline.woken()
             heapq.heappush(self._events, (msg.time, kind, self._seq, (msg.src - 1, msg.payload)))
         events = self._events
-        while events and events[0][0] < horizon:
+        while events and events[0][0] < horizon and budget > 0:
+            budget -= 1
             self.now = self.view.now = time = events[0][0]
             submitted: list[Job] = []
             reported = False
@@ -208,9 +248,11 @@ class MetaPartition:
                     self.policy.observe(*data)
                     reported = True
                 elif kind == _SUBMIT:
+                    self._submitted += 1
                     submitted.append(data)
                     self._rows.append((time, SUBMIT, data.id, -1, 0, NO_CPUS, NO_CPUS, None))
                 else:  # sent back by an outage (the cluster wrote the `return` row): dispatched again
+                    heapq.heappop(self._returned)
                     job_tuple, kills = data[1]
                     job = Job.from_tuple(job_tuple)
                     if kills:
@@ -218,9 +260,10 @@ class MetaPartition:
                     submitted.append(job)
             if submitted or (reported and self._held):
                 self._dispatch(self._held + submitted)
+            self.timeline.step(time, self._foreground)
         out, rows = self._outbox, self._rows
         self._outbox, self._rows = [], []
-        return out, self.next_time, rows, self.busy
+        return out, self.next_time, rows, self.busy, self.promise, self.reacts
 
     def _dispatch(self, jobs: list[Job]) -> None:
         held = []

@@ -18,6 +18,7 @@ import tomli_w
 
 from . import coordinator
 from .cluster import ClusterPartition
+from .horizons import Links
 from .meta import MetaPartition
 from .metrics import summarize
 from .model import LinkClock
@@ -60,7 +61,11 @@ def build_partitions(scenario: Scenario, pids: Iterable[int] | None = None) -> l
     via_meta.sort(key=lambda j: j.submit)
     parts: list = []
     if 0 in wanted:
-        parts.append(MetaPartition(scenario.platform, scenario.meta, scenario.seed_sequence(0), via_meta))
+        failures = scenario.failures
+        returns = failures is not None and any(failures.cluster(i).returns for i in range(len(clusters)))
+        parts.append(
+            MetaPartition(scenario.platform, scenario.meta, scenario.seed_sequence(0), via_meta, returns)
+        )
     for i, cluster in enumerate(clusters):
         if i + 1 not in wanted:
             continue
@@ -142,12 +147,13 @@ def run(
     try:
         with backend(scenario) as transport:
             tick = None if report is None else lambda: report(writer.jobs_ended)
-            coordinator.run(transport, scenario.platform.lookahead, writer, stats, tick)
+            links = Links.of_platform(scenario.platform)
+            coordinator.run(transport, links, writer, stats, tick, tail=_tail(scenario))
             costs = transport.policy_stats() if hasattr(transport, "policy_stats") else {}
     except BaseException:
         writer.close(ok=False)
         raise
-    jobs = writer.close(ok=True)
+    jobs = writer.close(ok=True, end=stats.end_time)
     with pa.memory_map(str(out_dir / "events.arrow")) as source:
         events = pa.ipc.open_file(source).read_all()
     summary = summarize(jobs, events, scenario.platform)
@@ -172,6 +178,14 @@ def run(
     _write_text(out_dir / "scenario.toml", tomli_w.dumps(scenario.effective))
     _write_text(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     return RunResult(out_dir, summary, jobs, stats)
+
+
+def _tail(scenario: Scenario) -> bool:
+    """Whether background events (failures, outages, link changes) may go on after the last job."""
+    clusters = scenario.platform.clusters
+    failures = scenario.failures
+    active = failures is not None and any(failures.cluster(i).active for i in range(len(clusters)))
+    return active or any(c.link_changes for c in clusters)
 
 
 def scheduler_cost(costs: dict[int, dict[str, float]], scenario: Scenario) -> dict:

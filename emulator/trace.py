@@ -1,15 +1,16 @@
 """Trace files: ``events.arrow`` (one row per event) and ``jobs.arrow`` (one row per job).
 
-Only the driver writes. Rows arrive per barrier round; each round's rows are
-later than every earlier round's, so buffered rows are sorted by
-``(time, partition)`` (stable, keeping each partition's sequence order) and
-written in batches. Files are written under ``NAME.part`` and renamed when
+Only the driver writes. Rows arrive per round, partitions running ahead of
+each other; :class:`~emulator.merge.RowMerger` releases them in
+``(time, partition, sequence)`` order once no partition can produce an
+earlier one, and they are written in batches. Files are written under ``NAME.part`` and renamed when
 complete: a crash never leaves a corrupt file under the final name (after a
 Python error the ``.part`` file is closed and readable up to the last batch).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from .failures import ESTIMATE
+from .merge import RowMerger
 from .messages import ARRIVE, DISPATCHED, EVENT_KINDS, FINISH, KILL, PREEMPT, REJECT, RESUME, START
 from .model import Job, Platform
 from .preemption import STOP, parse_resume
@@ -238,28 +240,36 @@ class TraceWriter:
         self.outcomes = Outcomes(jobs, platform)
         self.events = PartFile(self.out_dir / "events.arrow", EVENT_SCHEMA)
         self.batch_rows = batch_rows
-        self._rows: list[tuple] = []
+        self._merger = RowMerger()
+        self._rows: list[tuple] = []  # released by the merger, not yet written
         self._pids: list[int] = []
         self.rows_written = 0
 
-    def __call__(self, horizon: float, results: dict) -> None:
-        for pid, (_, _, rows, _) in results.items():
-            if rows:
-                self._rows.extend(rows)
-                self._pids.extend([pid] * len(rows))
+    def __call__(self, watermark: float, results: dict) -> int:
+        """A round's rows: those below ``watermark`` are final (:mod:`emulator.merge`); returns rows held."""
+        for pid, result in results.items():
+            self._merger.add(pid, result[2])
+        rows, pids = self._merger.release(watermark)
+        self._rows.extend(rows)
+        self._pids.extend(pids)
         if len(self._rows) >= self.batch_rows:
             self.flush()
+        return self._merger.held
 
-    def flush(self) -> None:
-        if not self._rows:
-            return
-        rows, pids = self._rows, np.array(self._pids, dtype=np.int32)
-        self._rows, self._pids = [], []
+    def flush(self, last: bool = False) -> None:
+        """Write the final rows (already in the trace's order: releases follow each other in time).
+
+        In batches of exactly ``batch_rows`` rows (the last may be shorter), so
+        the file's bytes depend on its rows alone, not on how the partitions
+        were called.
+        """
+        while len(self._rows) >= self.batch_rows or (last and self._rows):
+            self._write(self._rows[: self.batch_rows], self._pids[: self.batch_rows])
+            del self._rows[: self.batch_rows], self._pids[: self.batch_rows]
+
+    def _write(self, rows: list[tuple], pids: list[int]) -> None:
+        pids = np.array(pids, dtype=np.int32)
         times = np.fromiter((r[0] for r in rows), dtype=float, count=len(rows))
-        order = np.lexsort((pids, times))
-        if not np.array_equal(order, np.arange(order.size)):
-            rows = [rows[i] for i in order]
-            pids, times = pids[order], times[order]
         self.outcomes.record(rows)
         batch = _event_batch(rows, pids, times)
         self.events.write(batch)
@@ -273,9 +283,16 @@ class TraceWriter:
                 self.jobs_ended += int(np.count_nonzero(kills & (info == ESTIMATE)))
             self.on_progress(self.jobs_ended)
 
-    def close(self, ok: bool) -> pa.Table | None:
-        """Flush and finish the files: commit both on success, leave readable ``.part`` files otherwise."""
-        self.flush()
+    def close(self, ok: bool, end: float = math.inf) -> pa.Table | None:
+        """Flush and finish the files: commit both on success, leave readable ``.part`` files otherwise.
+
+        ``end``: rows from there on are past the run's end (background events
+        some partition processed ahead: :func:`emulator.horizons.tail_end`).
+        """
+        rows, pids = self._merger.release(end)
+        self._rows.extend(rows)
+        self._pids.extend(pids)
+        self.flush(last=True)
         if not ok:
             self.events.close()
             return None

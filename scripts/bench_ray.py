@@ -52,6 +52,7 @@ from actors.grouping import round_work, two_actor_ceilings
 from actors.host import PartitionHost
 from actors.session import init_local
 from emulator import coordinator, load_scenario, run
+from emulator.horizons import Links
 from emulator.runner import build_partitions
 from emulator.scenario import Scenario, parse
 from emulator.sweep import points, process_pool, run_point
@@ -80,11 +81,17 @@ class Ticker:
     def busy(self) -> bool:
         return bool(self.left)
 
-    def advance(self, horizon, inbox):
+    @property
+    def promise(self) -> float:
+        return self.next_time  # as if it could send at every tick: every partition waits for the others
+
+    reacts = True
+
+    def advance(self, horizon, inbox, budget):
         while self.left and self.now < horizon:
             self.now += 1.0
             self.left -= 1
-        return [], self.next_time, [], self.busy
+        return [], self.next_time, [], self.busy, self.promise, self.reacts
 
 
 class TickerHost(PartitionHost):
@@ -129,9 +136,10 @@ def our_round(n: int, rounds: int, compiled: bool) -> float:
     transport = RayTransport(
         rounds, groups, checkpoint_every=0, host=TickerHost, compiled=compiled, rebalance_every=0
     )
-    transport.next_times()  # the actors are up: their start is not a round's cost
+    transport.states()  # the actors are up: their start is not a round's cost
+    links = Links({(src, dst): 1.0 for src in range(n) for dst in range(n) if src != dst})
     started = time.perf_counter()
-    stats = coordinator.run(transport, 1.0, lambda horizon, results: None)
+    stats = coordinator.run(transport, links, lambda watermark, results: 0)
     elapsed = time.perf_counter() - started
     transport.close()
     return elapsed / stats.rounds
@@ -212,8 +220,8 @@ class TimedInProcess(coordinator.InProcess):
         super().__init__(partitions)
         self.rounds: list[dict[int, float]] = []
 
-    def advance(self, horizon, inboxes):
-        results = super().advance(horizon, inboxes)
+    def advance(self, calls, budget):
+        results = super().advance(calls, budget)
         self.rounds.append(self.partition_seconds)
         return results
 

@@ -1,4 +1,4 @@
-"""The conservative barrier on toy partitions: windows, delivery order, idle partitions not called."""
+"""The coordinator on toy partitions: per-partition horizons, delivery order, free runs, stalls, memory."""
 
 from __future__ import annotations
 
@@ -7,13 +7,17 @@ import math
 import pytest
 
 from emulator import coordinator
+from emulator.horizons import Links
 from emulator.messages import Message
 
 
 class Echo:
-    """Sends ``count`` messages to ``peer``, one per local event at ``times``; records what it sees."""
+    """One local event at each of ``times``, each sending a message to ``peer`` (None: sends nothing).
 
-    def __init__(self, pid: int, peer: int, times: list[float], latency: float) -> None:
+    Records what it receives and the horizon of every call; never reacts to a message.
+    """
+
+    def __init__(self, pid: int, peer: int | None, times: list[float], latency: float = 1.0) -> None:
         self.pid, self.peer, self.times, self.latency = pid, peer, list(times), latency
         self.seq = 0
         self.now = -math.inf
@@ -28,41 +32,111 @@ class Echo:
     def busy(self) -> bool:
         return bool(self.times)
 
-    def advance(self, horizon, inbox):
+    @property
+    def promise(self) -> float:
+        return math.inf if self.peer is None else self.next_time
+
+    reacts = False
+
+    def advance(self, horizon, inbox, budget=coordinator.EVENT_BUDGET):
         self.calls.append(horizon)
         for msg in inbox:
             assert msg.time >= self.now, "a message from the past"
             self.received.append((msg.time, msg.src, msg.seq))
-        out = []
-        while self.times and self.times[0] < horizon:
+        out, rows = [], []
+        while self.times and self.times[0] < horizon and budget > 0:
+            budget -= 1
             self.now = t = self.times.pop(0)
-            self.seq += 1
-            out.append(Message(t + self.latency, self.pid, self.seq, self.peer, 0, ()))
-        if inbox:
-            self.now = max(self.now, inbox[-1].time)
-        return out, self.next_time, [], self.busy
+            rows.append((t, self.pid))
+            if self.peer is not None:
+                self.seq += 1
+                out.append(Message(t + self.latency, self.pid, self.seq, self.peer, 0, ()))
+        return out, self.next_time, rows, self.busy, self.promise, self.reacts
+
+
+def star(*pairs: tuple[int, int], latency: float = 1.0) -> Links:
+    return Links({pair: latency for pair in pairs})
+
+
+def ignore(watermark, results) -> int:
+    return 0
 
 
 def test_messages_arrive_in_time_source_sequence_order():
-    a = Echo(0, 2, [0.0, 0.0, 1.0], latency=1.0)
-    b = Echo(1, 2, [0.0, 1.0], latency=1.0)
-    sink = Echo(2, 0, [], latency=1.0)
-    stats = coordinator.run(coordinator.InProcess([a, b, sink]), 1.0, lambda h, r: None)
+    a = Echo(0, 2, [0.0, 0.0, 1.0])
+    b = Echo(1, 2, [0.0, 1.0])
+    sink = Echo(2, None, [])
+    stats = coordinator.run(coordinator.InProcess([a, b, sink]), star((0, 2), (1, 2)), ignore)
     assert sink.received == [(1.0, 0, 1), (1.0, 0, 2), (1.0, 1, 1), (2.0, 0, 3), (2.0, 1, 2)]
     assert stats.messages == 5
 
 
-def test_idle_stretches_cost_no_rounds_and_idle_partitions_are_not_called():
-    a = Echo(0, 1, [0.0, 1000.0], latency=0.5)
-    b = Echo(1, 0, [], latency=0.5)
-    quiet = Echo(2, 0, [], latency=0.5)
-    stats = coordinator.run(coordinator.InProcess([a, b, quiet]), 0.5, lambda h, r: None)
-    assert a.calls == [0.5, 1000.5]  # horizons: lbts + lookahead
-    assert b.calls == [1.0, 1001.0]  # called only when a message is due
-    assert quiet.calls == []
+def test_each_partition_runs_to_its_own_horizon():
+    # a sends to b (latency 5) at 0 and 100; b's horizon is a's promise + 5. a has no in-link: it runs free.
+    a = Echo(0, 1, [0.0, 100.0], latency=5.0)
+    b = Echo(1, None, [1.0, 2.0, 3.0, 50.0, 200.0])
+    coordinator.run(coordinator.InProcess([a, b]), star((0, 1), latency=5.0), ignore)
+    assert a.calls == [math.inf]
+    assert b.calls[0] == 5.0  # a's first event at 0, + 5: b runs 1, 2, 3 in one call
+    assert b.received == [(5.0, 0, 1), (105.0, 0, 2)]
+    assert b.calls[1:] == [math.inf]  # a has nothing left to send: b runs free to its end
+
+
+def test_partitions_nothing_can_reach_run_free_in_budgeted_calls():
+    parts = [Echo(pid, None, [float(t) for t in range(1000)]) for pid in range(3)]
+    stats = coordinator.run(coordinator.InProcess(parts), Links({}), ignore, budget=300)
+    assert [len(p.calls) for p in parts] == [4, 4, 4]  # 300 + 300 + 300 + 100 events
+    assert all(h == math.inf for p in parts for h in p.calls)
     assert stats.rounds == 4
 
 
-def test_lookahead_must_be_positive():
-    with pytest.raises(ValueError, match="lookahead must be > 0"):
-        coordinator.run(coordinator.InProcess([]), 0.0, lambda h, r: None)
+def test_a_reacting_partition_lowers_its_neighbours_horizon_through_it():
+    class Relay(Echo):
+        reacts = True
+
+        @property
+        def promise(self):
+            return self.next_time
+
+    # 0 -> 1 -> 2, latency 1 each. 1 reacts, so 2's horizon follows 0's promise through 1: 0 + 1 + 1.
+    first, relay, last = Echo(0, 1, [0.0]), Relay(1, 2, []), Echo(2, None, [0.5, 1.5, 2.5])
+    links = Links({(0, 1): 1.0, (1, 2): 1.0})
+    coordinator.run(coordinator.InProcess([first, relay, last]), links, ignore)
+    assert last.calls[0] == 2.0
+
+
+def test_idle_partitions_are_not_called():
+    a = Echo(0, 1, [0.0, 1000.0], latency=0.5)
+    b = Echo(1, None, [])
+    quiet = Echo(2, None, [])
+    coordinator.run(coordinator.InProcess([a, b, quiet]), star((0, 1), (0, 2), latency=0.5), ignore)
+    assert quiet.calls == []
+    assert b.received == [(0.5, 0, 1), (1000.5, 0, 2)]
+
+
+def test_a_round_that_cannot_advance_is_an_error_naming_the_partition_and_time():
+    # At 1e17 a latency of 1 is below the float spacing: the horizon equals the time. No hang.
+    a = Echo(0, 1, [1e17])
+    b = Echo(1, 0, [1e17])
+    with pytest.raises(coordinator.Stalled, match=r"cannot advance past 1e\+17 at partition 0"):
+        coordinator.run(coordinator.InProcess([a, b]), star((0, 1), (1, 0)), ignore)
+
+
+def test_a_sink_holding_too_many_rows_calls_only_the_laggards():
+    fast = Echo(0, None, [float(t) for t in range(0, 100_000, 100)])  # 1,000 rows far into the future
+    slow = Echo(1, None, [float(t) for t in range(1000)])
+    held = []
+
+    def sink(watermark, results) -> int:
+        held.append(sum(len(r[2]) for r in results.values()))
+        return 10**6 if len(held) == 1 else 0
+
+    stats = coordinator.run(coordinator.InProcess([fast, slow]), Links({}), sink, budget=500, held_rows=100)
+    assert stats.throttled == 1
+    assert len(fast.calls) == 2 and len(slow.calls) == 2  # round 2 calls only slow (earliest time 500)
+    assert slow.calls == [math.inf, math.inf]
+
+
+def test_links_need_latency():
+    with pytest.raises(ValueError, match="latency must be > 0"):
+        Links({(0, 1): 0.0})

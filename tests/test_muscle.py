@@ -201,7 +201,7 @@ def test_a_job_held_with_nothing_left_to_wake_it_is_rejected_not_lost():
     platform = Platform((Cluster("a", (Machine(1, 1.0),), Link(1.0)),))
     part = MetaPartition(platform, "round-robin", np.random.SeedSequence(1), [Job(7, 3.0, 1, 1.0)])
     part.policy = HoldForever()
-    _, next_time, rows, _ = part.advance(10.0, [])
+    _, next_time, rows, *_ = part.advance(10.0, [])
     assert next_time == float("inf")
     assert [(r[0], r[1], r[2]) for r in rows][-1] == (3.0, REJECT, 7)
     assert "held by meta policy hold-forever" in rows[-1][7]
