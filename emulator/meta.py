@@ -192,7 +192,7 @@ class MetaPartition:
         self._outbox: list[Message] = []
         self._held: list[Job] = []  # jobs held (HOLD, or every cluster able to run them down), in order
         self._kills: dict[int, int] = {}  # jobs sent back by outages: their kills so far
-        self.timeline = Timeline(self._foreground)
+        self.timeline = Timeline(self.busy)
 
     @property
     def next_time(self) -> float:
@@ -200,12 +200,12 @@ class MetaPartition:
 
     @property
     def busy(self) -> bool:
-        """Foreground work left: jobs to submit (returned ones included), or held jobs."""
-        return bool(self._events or self._held)
+        """Foreground work left: jobs to submit, sent back and not yet dispatched again, or held.
 
-    @property
-    def _foreground(self) -> bool:
-        """Jobs left to submit, sent back and not yet dispatched again, or held (status reports aside)."""
+        Status reports waiting in its queue are not: with no job left to place
+        they change nothing (and a partition called with a small event budget
+        may stop before them).
+        """
         return self._submitted < len(self._submits) or bool(self._returned or self._held)
 
     @property
@@ -260,7 +260,7 @@ class MetaPartition:
                     submitted.append(job)
             if submitted or (reported and self._held):
                 self._dispatch(self._held + submitted)
-            self.timeline.step(time, self._foreground)
+            self.timeline.step(time, self.busy)
         out, rows = self._outbox, self._rows
         self._outbox, self._rows = [], []
         return out, self.next_time, rows, self.busy, self.promise, self.reacts
