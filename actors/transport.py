@@ -31,6 +31,7 @@ recompiles.
 
 from __future__ import annotations
 
+import math
 import sys
 from array import array
 from collections.abc import Iterator
@@ -107,6 +108,7 @@ class RayTransport:
         self.rebalance_gain, self.rebalance_floor = rebalance_gain, rebalance_floor
         self.migrations = 0
         self.compute_seconds = 0.0
+        self.partition_seconds: dict[int, float] = {}  # the last round's (or free call's), by pid
         self._window = [0.0] * len(self.owner)  # compute seconds by pid since the last rebalancing check
         self._loads = [0.0] * len(self.owner)  # by pid, decayed over the checks (REBALANCE_MEMORY)
         self._scenario = ray.put(scenario)
@@ -114,7 +116,8 @@ class RayTransport:
         self._actor = ray.remote(host).options(num_cpus=min(1.0, cpus / len(groups)), max_restarts=0)
         self.hosts = [self._actor.remote(self._scenario, group) for group in groups]
         self._snapshots: list[bytes | None] = [None] * len(groups)
-        self._log: list[dict[int, bytes]] = []
+        self._log: list[list[bytes]] = [[] for _ in groups]  # by host: its calls since its snapshot
+        self._flying: dict = {}  # free runs: the call in flight on each busy host, by its reply's ref
         self._rounds = 0
         self._graph, self.plain_reason = compile_rounds(self.hosts) if compiled else (None, "")
 
@@ -138,8 +141,10 @@ class RayTransport:
         replies = self._plain(packed, horizon) if self._graph is None else self._compiled(packed, horizon)
         results: Results = {}
         self.compute_seconds = 0.0
+        self.partition_seconds = {}
         for data in replies.values():
             seconds, part = unpack_results(data)
+            self.partition_seconds.update(seconds)
             self.compute_seconds = max(self.compute_seconds, sum(seconds.values()))
             if self.rebalance_every:
                 for pid, spent in seconds.items():
@@ -180,7 +185,7 @@ class RayTransport:
                 return self._graph.call(calls) if self._graph else self._plain(calls, horizon)
             except RayError as again:
                 raise HostDied(
-                    f"Ray actors died again while recovering, before virtual time {horizon:g}: {again}"
+                    f"Ray actors died again while recovering, {_when(horizon)}: {again}"
                 ) from again
 
     def _reply(self, h: int, ref, call: bytes, horizon: float) -> bytes:
@@ -191,16 +196,55 @@ class RayTransport:
             return self._recover(h, call, horizon, err)
 
     def _after_round(self, calls: dict[int, bytes], horizon: float) -> None:
-        """Log the round; snapshot every host and forget the log every ``checkpoint_every`` rounds and
-        after a migration (the log's batches are keyed by host: they replay only under their grouping)."""
+        """Log the round; snapshot every host and forget the logs every ``checkpoint_every`` rounds and
+        after a migration (a host's logged calls replay only under the grouping they were made for)."""
         self._rounds += 1
         if self.checkpoint_every:
-            self._log.append(calls)
+            for h, call in calls.items():
+                self._log[h].append(call)
         due = self.rebalance_every and self._rounds % self.rebalance_every == 0
         migrated = due and self._rebalance(horizon)
         if self.checkpoint_every and (migrated or self._rounds % self.checkpoint_every == 0):
             self._snapshots = ray.get([host.snapshot.remote() for host in self.hosts])
-            self._log = []
+            self._log = [[] for _ in self.hosts]
+
+    # -- free runs: no partition can reach another, so no host waits for another (coordinator._free_run)
+
+    def idle(self) -> set[int]:
+        """The partitions of the hosts with no call in flight."""
+        busy = {h for h, _ in self._flying.values()}
+        return {pid for h, group in enumerate(self.groups) if h not in busy for pid in group}
+
+    def in_flight(self) -> bool:
+        return bool(self._flying)
+
+    def submit(self, calls: Calls, budget: int) -> None:
+        """Start one call on each host owning partitions in ``calls`` (all idle); :meth:`collect` answers."""
+        batches: dict[int, Calls] = {}
+        for pid, call in calls.items():
+            batches.setdefault(self.owner[pid], {})[pid] = call
+        for h, batch in batches.items():
+            packed = pack_calls(batch, budget)
+            self._flying[self.hosts[h].advance.remote(packed)] = (h, packed)
+
+    def collect(self) -> Results:
+        """The results of the first host to answer (a dead one is rebuilt and answers), logged for recovery;
+        a host snapshots itself every ``checkpoint_every`` of its calls."""
+        (ref,), _ = ray.wait(list(self._flying), num_returns=1)
+        h, packed = self._flying.pop(ref)
+        try:
+            data = ray.get(ref)
+        except RayActorError as err:
+            data = self._recover(h, packed, math.inf, err)
+        if self.checkpoint_every:
+            self._log[h].append(packed)
+            if len(self._log[h]) >= self.checkpoint_every:
+                self._snapshots[h] = ray.get(self.hosts[h].snapshot.remote())
+                self._log[h] = []
+        seconds, results = unpack_results(data)
+        self.compute_seconds = sum(seconds.values())
+        self.partition_seconds = seconds
+        return results
 
     def _rebalance(self, horizon: float) -> bool:
         """Regroup by LPT on the loads measured so far; migrate if the slowest host gains.
@@ -248,15 +292,15 @@ class RayTransport:
             return ray.get(self.hosts[h].advance.remote(call))
         except RayActorError as again:
             raise HostDied(
-                f"Ray actor hosting partition(s) {self.groups[h]} died again while recovering, before "
-                f"virtual time {horizon:g}: {again}"
+                f"Ray actor hosting partition(s) {self.groups[h]} died again while recovering, "
+                f"{_when(horizon)}: {again}"
             ) from again
 
     def _check_recoverable(self, dead: list[int], horizon: float, err: Exception) -> None:
         if not self.checkpoint_every:
             pids = sorted(pid for h in dead for pid in self.groups[h])
             raise HostDied(
-                f"Ray actor hosting partition(s) {pids} died in the round before virtual time {horizon:g} "
+                f"Ray actor hosting partition(s) {pids} died in the round {_when(horizon)} "
                 f"(checkpoints are off, so the run cannot recover): {err}"
             ) from err
 
@@ -280,9 +324,8 @@ class RayTransport:
         host = self._actor.remote(self._scenario, self.groups[h])
         if self._snapshots[h] is not None:
             ray.get(host.restore.remote(self._snapshots[h]))
-        for logged in self._log:
-            if h in logged:
-                ray.get(host.advance.remote(logged[h]))
+        for call in self._log[h]:
+            ray.get(host.advance.remote(call))
         self.hosts[h] = host
 
     def close(self) -> None:
@@ -290,6 +333,11 @@ class RayTransport:
             self._graph.close()
         for host in self.hosts:
             ray.kill(host)
+
+
+def _when(horizon: float) -> str:
+    """Where in virtual time a failed call was: before its horizon, or running free (no horizon)."""
+    return "running free (no horizon)" if horizon == math.inf else f"before virtual time {horizon:g}"
 
 
 def _alive(host) -> bool:

@@ -161,6 +161,7 @@ class RunStats:
     virtual_time: float = 0.0  # the earliest pending time at the latest round
     compute_seconds: float = 0.0  # inside partitions (per round: the slowest host)
     barrier_seconds: float = 0.0  # the rest of each round: delivery, calls, gathering
+    startup_seconds: float = 0.0  # opening the backend and building the partitions (Ray: its start-up)
     throttled: int = 0  # rounds that called only the laggards (the sink held too many rows)
     partition_seconds: dict[int, float] | None = None  # compute by pid, when the transport measures it
     end_time: float = math.inf  # rows at or after it are past the run's end (``run``'s ``tail``)
@@ -232,6 +233,13 @@ class _Grid:
             sent += len(outbox)
         return sent
 
+    def free(self, horizon: dict[int, float]) -> bool:
+        """Nothing can ever reach any partition again: no message pending, every horizon infinite.
+
+        For good: a partition promising inf with nothing arriving stays so.
+        """
+        return not any(self.pending.values()) and all(h == math.inf for h in horizon.values())
+
     def watermark(self, horizon: dict[int, float]) -> float:
         """No partition can produce a row before this: its next event, a pending message, a new one."""
         return min((min(self.earliest(pid), horizon[pid]) for pid in self.pending), default=math.inf)
@@ -250,7 +258,7 @@ def run(
     sink: Sink,
     stats: RunStats | None = None,
     tick: Callable[[], None] | None = None,
-    budget: int = EVENT_BUDGET,
+    budget: int | None = None,
     held_rows: int = HELD_ROWS,
     tail: bool = False,
 ) -> RunStats:
@@ -261,8 +269,11 @@ def run(
     :func:`~emulator.horizons.tail_end`, so partitions that lag are first
     advanced that far; ``stats.end_time`` says where rows stop (inf: no tail).
     """
-    grid = _Grid(links, transport.states())
     stats = RunStats() if stats is None else stats
+    budget = EVENT_BUDGET if budget is None else budget
+    started = time.perf_counter()
+    grid = _Grid(links, transport.states())
+    stats.startup_seconds += time.perf_counter() - started  # (hosts elsewhere build their partitions)
     going = lambda: grid.busy or grid.carrying  # noqa: E731
     _rounds(grid, transport, sink, stats, tick, budget, held_rows, going, hold_last=tail)
     if not tail:
@@ -311,6 +322,8 @@ def _rounds(
         if lbts == math.inf:
             break
         horizon = {pid: min(h, until) for pid, h in grid.horizons().items()}
+        if hasattr(transport, "submit") and grid.free(horizon):
+            return _free_run(grid, transport, sink, stats, budget, held_rows, going, hold_last)
         laggards = None
         if held > held_rows:
             laggards = {pid for pid in grid.pending if grid.earliest(pid) == lbts}
@@ -334,6 +347,50 @@ def _rounds(
         if tick is not None and stats.rounds % TICK_ROUNDS == 0:
             tick()
     return held
+
+
+def _free_run(
+    grid: _Grid,
+    transport,
+    sink: Sink,
+    stats: RunStats,
+    budget: int,
+    held_rows: int,
+    going: Callable[[], bool],
+    hold_last: bool,
+) -> int:
+    """No partition can ever reach another: each host gets its next call as soon as it answers.
+
+    For transports whose hosts run in parallel (``submit``/``collect``/``idle``,
+    the Ray transport): no barrier at all between them. A partition in flight
+    keeps the standing it had when called, a valid lower bound for the
+    watermark. Returns the rows the sink holds.
+    """
+    infinite = dict.fromkeys(grid.pending, math.inf)
+    held = 0
+    while True:
+        if going():
+            wanted = transport.idle()
+            if held > held_rows:
+                lbts = min(grid.earliest(pid) for pid in grid.pending)
+                wanted &= {pid for pid in grid.pending if grid.earliest(pid) == lbts}
+                stats.throttled += 1
+            calls = grid.calls(infinite, wanted)
+            if calls:
+                transport.submit(calls, budget)
+        if not transport.in_flight():
+            return held
+        results = transport.collect()
+        stats.compute_seconds += transport.compute_seconds
+        _count_partition_seconds(stats, transport)
+        grid.apply(results)
+        stats.rounds += 1
+        stats.calls += len(results)
+        if going() and held <= held_rows:  # the host that answered works on while the sink writes
+            calls = grid.calls(infinite, transport.idle())
+            if calls:
+                transport.submit(calls, budget)
+        held = sink(grid.watermark(infinite) if going() or not hold_last else -math.inf, results)
 
 
 def _count_partition_seconds(stats: RunStats, transport: Transport) -> None:

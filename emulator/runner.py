@@ -145,7 +145,9 @@ def run(
 
     writer = TraceWriter(out_dir, scenario.jobs, scenario.platform, report, extra=scenario.extra)
     try:
+        opening = time.perf_counter()
         with backend(scenario) as transport:
+            stats.startup_seconds = time.perf_counter() - opening
             tick = None if report is None else lambda: report(writer.jobs_ended)
             links = Links.of_platform(scenario.platform)
             coordinator.run(transport, links, writer, stats, tick, tail=_tail(scenario))
@@ -170,6 +172,7 @@ def run(
         "rounds": stats.rounds,
         "partition_calls": stats.calls,
         "messages": stats.messages,
+        "startup_seconds": round(stats.startup_seconds, 3),
         "compute_seconds": round(stats.compute_seconds, 3),
         "barrier_seconds": round(stats.barrier_seconds, 3),
         "wall_seconds": round(time.perf_counter() - started, 3),

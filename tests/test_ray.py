@@ -147,6 +147,32 @@ def test_failures_outages_and_kills_are_byte_identical_on_ray(ray_instance, tmp_
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
 
 
+def direct_sites(count: int = 3, jobs: int = 300, failures: bool = False) -> dict:
+    """``count`` clusters whose jobs all name their site: nothing can reach any cluster (free runs)."""
+    raw = many_clusters(count=count, jobs=jobs)
+    raw["workload"] = {
+        "source": "gridlets",
+        "gridlets": [
+            {"id": i, "length": 100.0 * (1 + i % 7), "cpus": 1, "submit": float(i), "site": f"c{i % count}"}
+            for i in range(jobs)
+        ],
+    }
+    if failures:  # background events that go on after the last job: the trace ends where it always did
+        raw["stress"] = {"failures": {"model": "exponential", "mttf": 400.0, "mttr": 30.0}}
+    return raw
+
+
+@pytest.mark.parametrize("failures", [False, True], ids=["plain", "with-failures"])
+def test_clusters_nothing_can_reach_run_free_on_ray_with_the_same_trace(ray_instance, tmp_path, failures):
+    scenario = parse(direct_sites(failures=failures), "test")
+    inproc = run(scenario, tmp_path / "inproc")
+    on_ray = run(scenario, tmp_path / "ray", backend=ray_backend(hosts=2, checkpoint_every=0))
+    assert same_files(tmp_path / "inproc", tmp_path / "ray")
+    assert inproc.summary["jobs"]["finished"] == 300
+    assert on_ray.stats.messages == 0 and on_ray.stats.barrier_seconds == 0.0  # no barrier: none measured
+    assert on_ray.stats.rounds <= 4  # one free call per host, and the tail's few rounds
+
+
 class Killing(RayTransport):
     """Kills the actor hosting partition 1 after ``kill_at`` rounds (what an OOM kill would do).
 
@@ -165,10 +191,19 @@ class Killing(RayTransport):
                 self._window[pid] += 0.01 * pid
         if self.migrations or not self.after_migration:
             self.rounds_seen += 1
+        self._maybe_kill()
+        return results
+
+    def collect(self):
+        results = super().collect()
+        self.rounds_seen += 1
+        self._maybe_kill()
+        return results
+
+    def _maybe_kill(self) -> None:
         if self.rounds_seen == self.kill_at and not self.killed:
             ray.kill(self.hosts[self.owner[1]], no_restart=True)
             self.killed = True
-        return results
 
 
 @dataclass
@@ -214,6 +249,17 @@ def test_a_dead_actor_is_recovered_from_its_checkpoint_and_the_trace_is_unchange
     run(scenario, tmp_path / "inproc")
     backend = KillingBackend(kill_at=130, checkpoint_every=50, compiled=compiled)
     run(scenario, tmp_path / "ray", backend=backend)
+    assert same_files(tmp_path / "inproc", tmp_path / "ray")
+
+
+def test_a_dead_actor_running_free_is_recovered_and_the_trace_is_unchanged(ray_instance, tmp_path):
+    scenario = parse(direct_sites(count=4, jobs=2000), "test")
+    run(scenario, tmp_path / "inproc")
+    backend = KillingBackend(kill_at=1, checkpoint_every=1, compiled=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("emulator.coordinator.EVENT_BUDGET", 50)  # many calls per host: kills land mid-run
+        run(scenario, tmp_path / "ray", backend=backend)
+    assert backend.transport.killed
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
 
 
