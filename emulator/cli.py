@@ -31,6 +31,7 @@ from .config import ScenarioError
 from .metrics import jobs_sentence
 from .policies import PolicyError
 from .progress import RunProgress
+from .timing import format_timing
 
 EXIT_USAGE = 2
 
@@ -161,7 +162,7 @@ def run_scenario(args: argparse.Namespace, scen: scenario.Scenario) -> int:
         result = runner.run(scen, args.out, on_progress=progress, backend=backend, backend_name=args.backend)
     print(format_summary(result.summary))
     if args.verbose:
-        print(format_barrier(result.stats))
+        print(format_timing(result.stats, [c.name for c in scen.platform.clusters]))
         moved = getattr(backend, "migrations", 0)  # a Ray backend's rebalancing
         if moved:
             print(f"rebalancing: {moved} partition migration(s) between Ray actors")
@@ -177,16 +178,6 @@ def run_scenario(args: argparse.Namespace, scen: scenario.Scenario) -> int:
 
 BARRIER_WARNING = 0.5
 """Share of a Ray run's time spent in the barrier above which the user is told."""
-
-
-def format_barrier(stats) -> str:
-    """Where the rounds' time went: partition compute vs barrier overhead (delivery, calls, gathering)."""
-    per_round = 1e3 / max(stats.rounds, 1)
-    return (
-        f"{stats.rounds} rounds, {stats.calls} partition calls, {stats.messages} messages; per round: "
-        f"compute {stats.compute_seconds * per_round:.3f} ms, "
-        f"barrier {stats.barrier_seconds * per_round:.3f} ms ({stats.barrier_share:.0%} of round time)"
-    )
 
 
 def _inspect(args: argparse.Namespace) -> int:
