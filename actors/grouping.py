@@ -169,6 +169,26 @@ def two_actor_ceilings(work: np.ndarray) -> tuple[float, float]:
     return float(total / whole_run), float(total / each_round.sum())
 
 
+def projected_speedup(work: np.ndarray, actors: int, round_cost: float, overhead: float = 0.0) -> float:
+    """What ``actors`` actors on as many cores could give over one process, for rounds that took ``work``.
+
+    ``work``: compute seconds, rounds x pids, measured in one process. The
+    partitions are grouped by LPT over their total compute, once for the run;
+    a round then lasts its busiest actor's compute plus ``round_cost`` (Ray's
+    round of calls to that many actors, measured); both sides pay
+    ``overhead`` per round (the coordinator's own work). So a run whose rounds
+    each hold one partition's work gains nothing, whatever the actors.
+
+    >>> work = np.array([[1.0, 1.0], [2.0, 0.0]])  # two rounds, two partitions
+    >>> round(projected_speedup(work, 2, 0.5), 3)   # (2 + 2) / (1 + 0.5 + 2 + 0.5)
+    1.0
+    """
+    groups = group_partitions(work.sum(axis=0).tolist(), actors)
+    busiest = np.stack([work[:, group].sum(axis=1) for group in groups], axis=1).max(axis=1)
+    rounds = work.shape[0]
+    return (work.sum() + overhead * rounds) / (busiest.sum() + (round_cost + overhead) * rounds)
+
+
 def owners(groups: list[list[int]]) -> dict[int, int]:
     """The index of the group (actor) holding every pid."""
     return {pid: h for h, group in enumerate(groups) for pid in group}

@@ -38,7 +38,6 @@ e.g. ``time + latency == time`` at huge times) is an error, never a hang.
 
 from __future__ import annotations
 
-import heapq
 import math
 import time
 from array import array
@@ -46,8 +45,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from .horizons import Links, earliest_outputs, horizons, tail_end
-from .messages import STATUS, Message
+import numpy as np
+
+from .frontier import Frontier, Stalled  # noqa: F401 (raised by run: coordinator.Stalled)
+from .horizons import Links, tail_end
+from .messages import Message
 
 Rows = list[tuple]
 
@@ -106,10 +108,6 @@ class Transport(Protocol):
 class Sink(Protocol):
     def __call__(self, watermark: float, results: Results) -> int:
         """Take a round's rows; write those below ``watermark``; return how many rows it still holds."""
-
-
-class Stalled(RuntimeError):
-    """Virtual time cannot advance: names the partition and the time."""
 
 
 def partition_state(part) -> State:
@@ -176,82 +174,6 @@ TICK_ROUNDS = 512
 """Rounds between two ``tick()`` calls (progress displays)."""
 
 
-class _Grid:
-    """The coordinator's picture of the partitions between rounds: states, pending messages, horizons."""
-
-    def __init__(self, links: Links, states: dict[int, State]) -> None:
-        self.links = links
-        self.next_time = {pid: s.next_time for pid, s in states.items()}
-        self.promise = {pid: s.promise for pid, s in states.items()}
-        self.reacts = {pid: s.reacts for pid, s in states.items()}
-        self.busy = {pid for pid, s in states.items() if s.busy}
-        self.pending: dict[int, list[Message]] = {pid: [] for pid in states}
-        self.carrying = 0  # pending messages other than status reports
-
-    def earliest(self, pid: int) -> float:
-        """The earliest thing ``pid`` has to do: its next event or its first pending message."""
-        queue = self.pending[pid]
-        return min(self.next_time[pid], queue[0].time) if queue else self.next_time[pid]
-
-    def horizons(self) -> dict[int, float]:
-        base = {}
-        for pid, promise in self.promise.items():
-            queue = self.pending[pid]
-            base[pid] = min(promise, queue[0].time) if queue and self.reacts[pid] else promise
-        return horizons(self.links, earliest_outputs(self.links, base, self.reacts))
-
-    def calls(self, horizon: dict[int, float], only: set[int] | None) -> Calls:
-        """Each partition with work before its horizon (``only``: among those), with its inbox."""
-        calls: Calls = {}
-        for pid, queue in self.pending.items():
-            if only is not None and pid not in only:
-                continue
-            limit = horizon[pid]
-            inbox = []
-            while queue and queue[0].time < limit:
-                msg = heapq.heappop(queue)
-                if msg.kind != STATUS:
-                    self.carrying -= 1
-                inbox.append(msg)
-            if inbox or self.next_time[pid] < limit:
-                calls[pid] = (limit, inbox)
-        return calls
-
-    def apply(self, results: Results) -> int:
-        """Take a round's results in; return the number of messages sent."""
-        sent = 0
-        for pid, (outbox, next_time, _, working, promise, reacts) in results.items():
-            self.next_time[pid], self.promise[pid], self.reacts[pid] = next_time, promise, reacts
-            if working:
-                self.busy.add(pid)
-            else:
-                self.busy.discard(pid)
-            for msg in outbox:
-                heapq.heappush(self.pending[msg.dst], msg)
-                if msg.kind != STATUS:
-                    self.carrying += 1
-            sent += len(outbox)
-        return sent
-
-    def free(self, horizon: dict[int, float]) -> bool:
-        """Nothing can ever reach any partition again: no message pending, every horizon infinite.
-
-        For good: a partition promising inf with nothing arriving stays so.
-        """
-        return not any(self.pending.values()) and all(h == math.inf for h in horizon.values())
-
-    def watermark(self, horizon: dict[int, float]) -> float:
-        """No partition can produce a row before this: its next event, a pending message, a new one."""
-        return min((min(self.earliest(pid), horizon[pid]) for pid in self.pending), default=math.inf)
-
-    def stalled(self, lbts: float) -> Stalled:
-        pid = min(p for p in self.pending if self.earliest(p) == lbts)
-        return Stalled(
-            f"virtual time cannot advance past {lbts!r} at partition {pid}: its horizon is no later than "
-            "its next event (a link latency too small for times this large?)"
-        )
-
-
 def run(
     transport: Transport,
     links: Links,
@@ -272,14 +194,13 @@ def run(
     stats = RunStats() if stats is None else stats
     budget = EVENT_BUDGET if budget is None else budget
     started = time.perf_counter()
-    grid = _Grid(links, transport.states())
+    grid = Frontier(links, transport.states())
     stats.startup_seconds += time.perf_counter() - started  # (hosts elsewhere build their partitions)
     going = lambda: grid.busy or grid.carrying  # noqa: E731
     _rounds(grid, transport, sink, stats, tick, budget, held_rows, going, hold_last=tail)
     if not tail:
         return stats
-    ends = {pid: end for pid, (end, _) in transport.timelines().items()}
-    last = max(ends.values(), default=-math.inf)
+    last = max((end for end, _ in transport.timelines().values()), default=-math.inf)
     lookahead = min((lat for into in links.into.values() for _, lat in into), default=math.inf)
     drain = last + lookahead
     _rounds(
@@ -290,7 +211,7 @@ def run(
         tick,
         budget,
         held_rows,
-        lambda: any(grid.earliest(pid) < drain for pid in grid.pending),
+        lambda: bool((grid.earliest() < drain).any()),
         cap=(drain, last),
     )
     stats.end_time = tail_end([times for _, times in transport.timelines().values()], last, lookahead)
@@ -298,7 +219,7 @@ def run(
 
 
 def _rounds(
-    grid: _Grid,
+    grid: Frontier,
     transport: Transport,
     sink: Sink,
     stats: RunStats,
@@ -318,15 +239,15 @@ def _rounds(
     held = 0
     until, written = cap
     while going():
-        lbts = min(grid.earliest(pid) for pid in grid.pending) if grid.pending else math.inf
+        lbts = float(grid.earliest().min(initial=math.inf))
         if lbts == math.inf:
             break
-        horizon = {pid: min(h, until) for pid, h in grid.horizons().items()}
+        horizon = np.minimum(grid.horizons(), until)
         if hasattr(transport, "submit") and grid.free(horizon):
             return _free_run(grid, transport, sink, stats, budget, held_rows, going, hold_last)
         laggards = None
         if held > held_rows:
-            laggards = {pid for pid in grid.pending if grid.earliest(pid) == lbts}
+            laggards = grid.laggards()
             stats.throttled += 1
         calls = grid.calls(horizon, laggards)
         if not calls:
@@ -350,7 +271,7 @@ def _rounds(
 
 
 def _free_run(
-    grid: _Grid,
+    grid: Frontier,
     transport,
     sink: Sink,
     stats: RunStats,
@@ -366,14 +287,13 @@ def _free_run(
     keeps the standing it had when called, a valid lower bound for the
     watermark. Returns the rows the sink holds.
     """
-    infinite = dict.fromkeys(grid.pending, math.inf)
+    infinite = np.full(len(grid.pids), math.inf)
     held = 0
     while True:
         if going():
             wanted = transport.idle()
             if held > held_rows:
-                lbts = min(grid.earliest(pid) for pid in grid.pending)
-                wanted &= {pid for pid in grid.pending if grid.earliest(pid) == lbts}
+                wanted &= grid.laggards()
                 stats.throttled += 1
             calls = grid.calls(infinite, wanted)
             if calls:

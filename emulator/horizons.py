@@ -24,6 +24,8 @@ import math
 from array import array
 from collections.abc import Mapping
 
+import numpy as np
+
 from .messages import META
 
 
@@ -87,6 +89,58 @@ def horizons(links: Links, eot: Mapping[int, float]) -> dict[int, float]:
         pid: min((eot.get(src, math.inf) + lat for src, lat in into.get(pid, ())), default=math.inf)
         for pid in eot
     }
+
+
+class LinkSolver:
+    """:func:`earliest_outputs` and :func:`horizons` over arrays indexed like ``pids``.
+
+    A grid's links form a star (the meta partition and each cluster, both
+    ways): then the fixed point has a closed form, a few numpy operations
+    whatever the number of clusters. The hub's earliest output is the least
+    of its own and, if it reacts, each cluster's plus its latency (a path back
+    through the hub is longer); each reacting cluster's is the least of its
+    own and the hub's plus its link. Any other graph takes the general path.
+    """
+
+    def __init__(self, links: Links, pids: list[int]) -> None:
+        self.links, self.pids = links, pids
+        index = {pid: i for i, pid in enumerate(pids)}
+        edges = [(src, dst) for src, out in links.out_of.items() for dst, _ in out]
+        hubs = set(pids)
+        for src, dst in edges:
+            hubs &= {src, dst}
+        self.hub = index[min(hubs)] if edges and hubs and all(p in index for e in edges for p in e) else None
+        if self.hub is None:
+            return
+        hub = pids[self.hub]
+        self.spokes = np.array([i for i, pid in enumerate(pids) if pid != hub], dtype=np.int64)
+        into = {src: lat for src, lat in links.into.get(hub, ())}
+        out = {dst: lat for dst, lat in links.out_of.get(hub, ())}
+        self.to_hub = np.array([into.get(pids[i], math.inf) for i in self.spokes])
+        self.from_hub = np.array([out.get(pids[i], math.inf) for i in self.spokes])
+
+    def horizons(self, base: np.ndarray, reacts: np.ndarray) -> np.ndarray:
+        if self.hub is None:
+            return self._general(base, reacts)
+        hub, spokes = self.hub, self.spokes
+        hub_eot = base[hub]
+        if reacts[hub] and spokes.size:
+            hub_eot = min(hub_eot, float((base[spokes] + self.to_hub).min()))
+        spoke_eot = np.where(reacts[spokes], np.minimum(base[spokes], hub_eot + self.from_hub), base[spokes])
+        horizon = np.empty_like(base)
+        horizon[spokes] = hub_eot + self.from_hub
+        horizon[hub] = (spoke_eot + self.to_hub).min(initial=math.inf)
+        return horizon
+
+    def _general(self, base: np.ndarray, reacts: np.ndarray) -> np.ndarray:
+        pids = self.pids
+        eot = earliest_outputs(
+            self.links,
+            dict(zip(pids, base.tolist(), strict=True)),
+            dict(zip(pids, reacts.tolist(), strict=True)),
+        )
+        found = horizons(self.links, eot)
+        return np.array([found[pid] for pid in pids], dtype=float)
 
 
 class Timeline:

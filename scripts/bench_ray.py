@@ -1,6 +1,6 @@
 """Benchmark the Ray backend against the in-process one, and sweeps against sequential runs.
 
-Three tables:
+Four tables:
 
 1. ``barrier``: rounds/s of an empty barrier (partitions with one event per
    round and nothing to do) hosted one per actor, for 1, 2, 4 and 16
@@ -26,10 +26,17 @@ Three tables:
    partitions between the actors kept for the run, and a best split chosen afresh every round
    (``actors.grouping.two_actor_ceilings``). Ray's rows fall short of them by the barrier and by
    the CPU the driver and Ray's own processes take from the actors.
-3. ``sweep``: 20 independent quickstart runs (10k jobs each) one after another vs a process
+3. ``weak scaling``: 8, 32 and 128 clusters of 50 machines (EASY, least-load dispatch, 1 s links,
+   400 jobs per cluster, arrivals proportional to the clusters): rounds, mean compute per round,
+   wall seconds in-process and on 2 Ray actors, and the speed-up N actors on N cores could reach
+   (``actors.grouping.projected_speedup``: each round's measured compute by partition, the
+   partitions grouped by LPT, plus Ray's round cost for N actors fitted on rounds measured here),
+   so users see what a 16- or 64-core machine would give, which a 2-core one cannot show.
+4. ``sweep``: 20 independent quickstart runs (10k jobs each) one after another vs a process
    pool vs Ray tasks; the target is >= 1.8x faster than sequential.
 
-    python scripts/bench_ray.py [--only barrier|backends|sweep] [--cases abcd] [--rounds N] [--json]
+    python scripts/bench_ray.py [--only barrier|backends|weak|sweep] [--cases abcd] [--weak 8 32 128]
+                                [--rounds N] [--json]
 """
 
 from __future__ import annotations
@@ -44,11 +51,12 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import ray
 
 from actors import RayTransport, ray_backend
 from actors.compiled import CompiledRounds
-from actors.grouping import round_work, two_actor_ceilings
+from actors.grouping import projected_speedup, round_work, two_actor_ceilings
 from actors.host import PartitionHost
 from actors.session import init_local
 from emulator import coordinator, load_scenario, run
@@ -278,6 +286,67 @@ def backend_rows(wanted: str = "abcd") -> list[dict]:
     return rows
 
 
+WEAK_SIZES = (8, 32, 128)
+"""Clusters in the weak-scaling rows."""
+WEAK_JOBS = 400
+"""Jobs per cluster: the grid's arrival rate grows with its clusters, each cluster's load stays put."""
+WEAK_CORES = (2, 16, 64)
+"""Cores (one actor each) the projection is printed for."""
+
+
+def weak_grid(clusters: int) -> dict:
+    """``clusters`` x 50 machines of 4 CPUs at 100 MIPS under EASY, least-load dispatch, 1 s links (the
+    default); one job every 40 s per cluster (about 70% busy), ``WEAK_JOBS`` per cluster."""
+    raw = grid(clusters, 50, WEAK_JOBS * clusters, 40.0 / clusters, "easy")
+    raw["meta"] = {"policy": "least-load"}
+    for cluster in raw["clusters"]:  # alike, so that least-load spreads the jobs over all of them
+        cluster["machines"][0]["mips"] = 100.0
+    return raw
+
+
+def round_costs(sizes=(1, 2, 4), rounds: int = 300) -> tuple[float, float]:
+    """Ray's round of plain calls as ``base + per_actor * actors`` seconds, fitted on measured rounds."""
+    measured = [our_round(n, rounds, compiled=False) for n in sizes]
+    per_actor, base = np.polyfit(sizes, measured, 1)
+    return float(base), float(per_actor)
+
+
+def weak_rows(sizes=WEAK_SIZES) -> list[dict]:
+    """Weak scaling: wall times in-process and on 2 Ray actors, and what N actors on N cores could give."""
+    base, per_actor = round_costs()
+    rows = []
+    for n in sizes:
+        scenario = parse(weak_grid(n), f"weak-{n}")
+        timed: list[TimedInProcess] = []
+        walls = {}
+        for name, backend in (
+            ("inproc", timed_in_process(timed)),
+            ("ray", ray_backend(hosts=2, checkpoint_every=0)),
+        ):
+            with tempfile.TemporaryDirectory() as tmp:
+                started = time.perf_counter()
+                result = run(scenario, Path(tmp) / "run", backend=backend)
+                walls[name] = (time.perf_counter() - started, result.stats)
+        wall, stats = walls["inproc"]
+        work = round_work(timed[0].rounds)
+        overhead = stats.barrier_seconds / max(stats.rounds, 1)  # the coordinator's own work per round
+        row = {
+            "table": "weak scaling",
+            "clusters": n,
+            "jobs": len(scenario.jobs),
+            "rounds": stats.rounds,
+            "compute ms/round": stats.compute_seconds / max(stats.rounds, 1) * 1e3,
+            "inproc s": wall,
+            "ray 2 actors s": walls["ray"][0],
+            "ray speed-up": f"{wall / walls['ray'][0]:.2f}x",
+        }
+        for cores in WEAK_CORES:
+            projected = projected_speedup(work, cores, base + per_actor * cores, overhead)
+            row[f"projected {cores} cores"] = f"{projected:.2f}x"
+        rows.append(row)
+    return rows
+
+
 def sweep_rows(count: int = 20) -> list[dict]:
     todo = points([("seed", list(range(1, count + 1)))], [f"workload.jobs={SWEEP_JOBS}"])
     timings = {}
@@ -328,18 +397,23 @@ def _fmt(value) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", action="append", choices=["barrier", "backends", "sweep"])
+    parser.add_argument("--only", action="append", choices=["barrier", "backends", "weak", "sweep"])
     parser.add_argument("--rounds", type=int, default=1000, help="rounds per barrier measurement")
     parser.add_argument("--cases", default="abcd", help="which backends cases to run (default: abcd)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    parser.add_argument(
+        "--weak", type=int, nargs="+", default=list(WEAK_SIZES), help="clusters in the weak-scaling rows"
+    )
     args = parser.parse_args(argv)
-    wanted = args.only or ["barrier", "backends", "sweep"]
+    wanted = args.only or ["barrier", "backends", "weak", "sweep"]
     rows: list[dict] = []
     with local_ray():
         if "barrier" in wanted:
             rows += barrier_rows(args.rounds)
         if "backends" in wanted:
             rows += backend_rows(args.cases)
+        if "weak" in wanted:
+            rows += weak_rows(args.weak)
         if "sweep" in wanted:
             rows += sweep_rows()
     if args.json:

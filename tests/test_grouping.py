@@ -17,6 +17,7 @@ from actors.grouping import (
     decayed_loads,
     group_partitions,
     keep_in_place,
+    projected_speedup,
     round_work,
     static_weights,
     two_actor_ceilings,
@@ -73,6 +74,18 @@ def test_two_actor_ceilings_by_hand():
     assert two_actor_ceilings(work) == (1.6, 2.0)
     assert two_actor_ceilings(round_work([{0: 1.0}, {0: 3.0}])) == (1.0, 1.0)  # one partition: no split helps
     assert two_actor_ceilings(np.zeros((3, 4))) == (1.0, 1.0)  # nothing measured
+
+
+def test_projected_speedup_by_hand():
+    # Four partitions of 1 s in each of 10 rounds: 40 s in one process. Four actors: 1 s a round plus
+    # a 0.5 s barrier -> 15 s (2.67x); two actors: 2 + 0.5 -> 25 s (1.6x); with 0.1 s of coordinator
+    # work a round on both sides: (40 + 1) / (25 + 1).
+    work = np.ones((10, 4))
+    assert projected_speedup(work, 4, 0.5) == pytest.approx(40 / 15)
+    assert projected_speedup(work, 2, 0.5) == pytest.approx(1.6)
+    assert projected_speedup(work, 2, 0.5, overhead=0.1) == pytest.approx(41 / 26)
+    one_at_a_time = np.eye(4)  # each round one partition's work: actors only add their barrier
+    assert projected_speedup(one_at_a_time, 4, 0.0) == pytest.approx(1.0)
 
 
 @settings(max_examples=60, deadline=None)
