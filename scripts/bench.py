@@ -7,7 +7,8 @@ the trace or generating the jobs, the emulation, and writing ``events.arrow``,
 ``jobs.arrow``, ``scenario.toml`` and ``summary.json``.
 
 Columns: ``jobs`` in the workload and ``events`` written to ``events.arrow``
-(both from the run's ``summary.json``); ``wall s`` of the whole command;
+(both from the run's ``summary.json``), the coordinator's ``rounds`` and
+``start-up s`` (opening the backend and building the partitions); ``wall s`` of the whole command;
 ``events/s`` and ``jobs/s`` = those counts / wall s; ``peak RSS MB`` = the
 child's maximum resident set size (kernel accounting for that one process,
 ``os.wait4``). ``--repeat N`` keeps the fastest of N runs.
@@ -23,6 +24,12 @@ Rows:
   one 100-MIPS PE, ``rules = "gridsim"``, rating 100, run time from field 4
   (``runtime_field = 4``), local policy gridsim-easy. Target (issue 10): the
   whole command in under 10 s.
+- ``lcg-2005-1``, ``lcg-2005-1-sites``, ``lcg-2005-1-sites-ray2``: the LCG-2005-1 trace (188,041
+  jobs) as ``gridemu run --swf`` reads it, on one cluster, and with ``--sites partition`` (170
+  clusters, one per site: nothing can reach any of them, so each runs free) in-process and on 2
+  Ray actors (whose ``start-up s``, Ray's start and the actors building their partitions, is
+  included in ``wall s``). Targets (issue 17): <= 8 s for the first two; Ray >= 1.6x faster
+  than in-process, start-up apart.
 - ``quickstart``: the built-in example scenario.
 - ``synthetic-16-clusters``: 16 clusters x 32 machines x 4 CPUs, 20,000
   synthetic jobs, least-load meta policy, easy local policy.
@@ -57,9 +64,11 @@ from pathlib import Path
 
 import tomli_w
 
+from emulator.cli_workloads import trace_scenario
 from workloads import presets
 
 KTH = "traces/KTH-SP2-1996-2.1-cln.swf.gz"
+LCG = "traces/LCG-2005-1.swf.gz"
 DEFAULT_SHARED = Path(os.environ.get("GRIDEMU_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 RSS_UNIT = 2**20 if sys.platform == "darwin" else 2**10  # ru_maxrss: bytes on macOS, KiB on Linux
 
@@ -77,6 +86,11 @@ def kth(policy: str, shared: Path) -> dict:
             "site": "kth",
         },
     }
+
+
+def lcg(shared: Path, sites: str | None = None) -> dict:
+    """LCG-2005-1 as ``gridemu run --swf`` reads it: one cluster, or one per site (``--sites``)."""
+    return trace_scenario(shared / LCG, sites=sites)
 
 
 def kth_gridsim_easy(shared: Path) -> dict:
@@ -135,12 +149,19 @@ SCENARIOS = {
     "kth-sp2-fcfs": lambda shared: kth("fcfs", shared),
     "kth-sp2-easy": lambda shared: kth("easy", shared),
     "kth-sp2-gridsim-easy": kth_gridsim_easy,
+    "lcg-2005-1": lcg,
+    "lcg-2005-1-sites": lambda shared: lcg(shared, "partition"),
+    "lcg-2005-1-sites-ray2": lambda shared: lcg(shared, "partition"),
     "quickstart": lambda shared: None,
     "synthetic-16-clusters": synthetic,
     "two-level-ms": lambda shared: two_level("ms"),
     "two-level-ls": lambda shared: two_level("ls"),
     "two-level-none": lambda shared: two_level("none"),
 }
+BACKENDS = {"lcg-2005-1-sites-ray2": ["--backend", "ray", "--partitions", "2"]}
+"""More ``gridemu run`` arguments for some rows (the rest run in-process)."""
+TRACES = {"kth": KTH, "lcg": LCG}
+"""The shared trace each row family needs (rows are skipped, saying so, without it)."""
 COLUMNS = [  # title, key of a row, format, width
     ("scenario", "scenario", "{}", 22),
     ("jobs", "jobs", "{:,}", 7),
@@ -149,6 +170,8 @@ COLUMNS = [  # title, key of a row, format, width
     ("events/s", "events_per_s", "{:,}", 9),
     ("jobs/s", "jobs_per_s", "{:,}", 7),
     ("peak RSS MB", "peak_rss_mb", "{:.0f}", 11),
+    ("rounds", "rounds", "{:,}", 7),
+    ("start-up s", "startup_s", "{:.2f}", 10),
 ]
 
 
@@ -167,6 +190,7 @@ def run_once(name: str, document: dict | None, work: Path) -> dict:
         scenario.write_text(tomli_w.dumps(document))
     out = Path(tempfile.mkdtemp(dir=work, prefix=f"{name}-run-"))
     argv = [sys.executable, "-m", "emulator.cli", "run", str(scenario), "--out", str(out), "--quiet"]
+    argv += BACKENDS.get(name, [])
     with open(out.parent / f"{out.name}.log", "w+b") as log:
         started = time.perf_counter()
         child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
@@ -186,6 +210,8 @@ def run_once(name: str, document: dict | None, work: Path) -> dict:
         "events_per_s": round(events / wall),
         "jobs_per_s": round(jobs / wall),
         "peak_rss_mb": round(usage.ru_maxrss / RSS_UNIT, 1),
+        "rounds": summary["run"]["rounds"],
+        "startup_s": summary["run"]["startup_seconds"],
     }
 
 
@@ -204,11 +230,12 @@ def main(argv: list[str] | None = None) -> int:
         print(table_line([title for title, _, _, _ in COLUMNS]))
     with tempfile.TemporaryDirectory(prefix="gridemu-bench-") as tmp:
         for name in names:
-            document = SCENARIOS[name](args.shared)
-            if name.startswith("kth") and not (args.shared / KTH).is_file():
-                print(f"{name}: skipped, {args.shared / KTH} not found (see --shared)", file=sys.stderr)
+            trace = TRACES.get(name[:3])
+            if trace and not (args.shared / trace).is_file():
+                print(f"{name}: skipped, {args.shared / trace} not found (see --shared)", file=sys.stderr)
                 missing += 1
                 continue
+            document = SCENARIOS[name](args.shared)
             runs = [run_once(name, document, Path(tmp)) for _ in range(max(args.repeat, 1))]
             row = min(runs, key=lambda r: r["wall_s"])
             if args.json:
