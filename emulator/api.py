@@ -171,6 +171,7 @@ def emulate(
     partitions: int | None = None,
     checkpoint_every: int = 1000,
     rebalance_every: int = runner.REBALANCE_EVERY,
+    overwrite: bool = False,
 ) -> RunDir:
     """Run a scenario (a file or a built-in name) as ``gridemu run`` does and open its run directory.
 
@@ -178,7 +179,8 @@ def emulate(
     ``out_dir`` defaults to a new ``runs/<name>-seed<N>-NNN``. ``backend="ray"``
     hosts the partitions in Ray actors (``ray_address``, ``partitions``,
     ``checkpoint_every`` and ``rebalance_every`` as the CLI's options); the trace
-    is the same either way.
+    is the same either way. ``overwrite`` replaces a run already in ``out_dir``
+    (``--overwrite``); without it a directory in use or holding files is refused.
     """
     loaded = load(scenario, list(set), seed=seed)
     if backend == "inproc":
@@ -189,9 +191,8 @@ def emulate(
         host = ray_backend(ray_address, partitions, checkpoint_every, rebalance_every=rebalance_every)
     else:
         raise ValueError(f"backend {backend!r}: expected 'inproc' or 'ray'")
-    result = runner.run(
-        loaded, None if out_dir is None else Path(out_dir), backend=host, backend_name=backend
-    )
+    out = None if out_dir is None else Path(out_dir)
+    result = runner.run(loaded, out, backend=host, backend_name=backend, overwrite=overwrite)
     return RunDir(result.out_dir)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from . import runner, scenario
+from . import rundir, runner, scenario
 from .cli_report import add_report
 from .cli_sweep import add_sweep
 from .cli_workloads import (
@@ -82,6 +82,7 @@ def add_run(sub) -> None:
     )
     workload_run_arguments(run)
     run.add_argument("--out", type=Path, help="run directory (default: a new runs/<name>-seed<N>-NNN)")
+    overwrite_argument(run)
     backend_arguments(run)
     scenario_arguments(run)
     display_arguments(run)
@@ -92,6 +93,14 @@ def display_arguments(parser: argparse.ArgumentParser) -> None:
     """``--quiet`` and ``--verbose``, for the commands that run emulations."""
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--verbose", action="store_true", help="report barrier overhead vs partition compute")
+
+
+def overwrite_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run (finished or stranded) already in --out; other files there are never deleted",
+    )
 
 
 def backend_arguments(parser: argparse.ArgumentParser) -> None:
@@ -148,6 +157,11 @@ def open_backend(args: argparse.Namespace) -> runner.Backend:
 def add_inspect(sub) -> None:
     inspect = sub.add_parser("inspect", help="print a run directory's summary and counts")
     inspect.add_argument("run_dir", type=Path)
+    inspect.add_argument(
+        "--recover",
+        action="store_true",
+        help="salvage the rows a killed run flushed: each *.arrow.part as *.recovered.arrow",
+    )
     inspect.set_defaults(command=_inspect)
 
 
@@ -159,7 +173,9 @@ def run_scenario(args: argparse.Namespace, scen: scenario.Scenario) -> int:
     """Run a loaded scenario with ``run``'s options (backend, progress, output) and print the summary."""
     backend = open_backend(args)
     with RunProgress(len(scen.jobs), scen.name, disable=args.quiet) as progress:
-        result = runner.run(scen, args.out, on_progress=progress, backend=backend, backend_name=args.backend)
+        result = runner.run(
+            scen, args.out, progress, backend=backend, backend_name=args.backend, overwrite=args.overwrite
+        )
     print(format_summary(result.summary))
     if args.verbose:
         print(format_timing(result.stats, [c.name for c in scen.platform.clusters]))
@@ -181,9 +197,13 @@ BARRIER_WARNING = 0.5
 
 
 def _inspect(args: argparse.Namespace) -> int:
+    if args.recover:
+        return _recover(args.run_dir)
     path = args.run_dir / "summary.json"
     if not path.is_file():
-        raise FileNotFoundError(f"{args.run_dir}: not a run directory (no summary.json)")
+        held = args.run_dir.is_dir() and any(args.run_dir.iterdir())
+        what = rundir.describe(args.run_dir) if held else "not a run directory"
+        raise FileNotFoundError(f"{args.run_dir}: {what} (no summary.json)")
     summary = json.loads(path.read_text())
     print(format_summary(summary))
     with pa.memory_map(str(args.run_dir / "events.arrow")) as source:
@@ -193,6 +213,15 @@ def _inspect(args: argparse.Namespace) -> int:
         "events: "
         + ", ".join(f"{c['values']} {c['counts']}" for c in sorted(counts, key=lambda c: c["values"]))
     )
+    return 0
+
+
+def _recover(run_dir: Path) -> int:
+    found = rundir.recover(run_dir)
+    if not found:
+        raise FileNotFoundError(f"{run_dir}: no readable *.arrow.part to recover")
+    for name, rows in found.items():
+        print(f"{run_dir / name}: {rows:,} rows recovered")
     return 0
 
 

@@ -89,7 +89,7 @@ def trace_scenario(trace: Path, machines: Path | None = None, sites: str | None 
 
 
 def add_replay(sub) -> None:
-    from .cli import backend_arguments, display_arguments, scenario_arguments
+    from .cli import backend_arguments, display_arguments, overwrite_argument, scenario_arguments
 
     replay = sub.add_parser(
         "replay",
@@ -102,6 +102,7 @@ def add_replay(sub) -> None:
     replay.add_argument(
         "--out", type=Path, help="run directory (default: a new runs/<name>-replay-seed<N>-NNN)"
     )
+    overwrite_argument(replay)
     backend_arguments(replay)
     scenario_arguments(replay)
     display_arguments(replay)

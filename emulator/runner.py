@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import tomli_w
 
-from . import coordinator
+from . import coordinator, rundir
 from .cluster import ClusterPartition
 from .horizons import Links
 from .meta import MetaPartition
@@ -109,32 +109,24 @@ class Progress:
     stats: coordinator.RunStats
 
 
-def default_out_dir(scenario: Scenario, root: Path = Path("runs")) -> Path:
-    """``runs/<name>-<seed>-NNN``: a fresh directory, never an earlier run's."""
-    root.mkdir(parents=True, exist_ok=True)
-    n = 1
-    while (path := root / f"{scenario.name}-seed{scenario.seed}-{n:03d}").exists():
-        n += 1
-    return path
-
-
 def run(
     scenario: Scenario,
     out_dir: Path | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     backend: Backend = in_process,
     backend_name: str = "inproc",
+    overwrite: bool = False,
 ) -> RunResult:
-    """Run ``scenario`` and write its run directory.
+    """Run ``scenario`` and write its run directory (claimed for this run alone: :mod:`emulator.rundir`).
+
+    ``overwrite``: replace the run (finished or stranded) already in ``out_dir``.
 
     ``backend`` hosts the partitions (in this process by default); the trace is
     the same whichever it is. ``on_progress`` is called every few hundred rounds
     and after each trace batch.
     """
-    out_dir = Path(out_dir) if out_dir is not None else default_out_dir(scenario)
-    if out_dir.exists() and any(out_dir.iterdir()):
-        raise FileExistsError(f"{out_dir}: output directory is not empty; pick another --out")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = Path(out_dir) if out_dir is not None else rundir.default_dir(scenario.name, scenario.seed)
+    rundir.claim(out_dir, overwrite)
     started = time.perf_counter()
     stats = coordinator.RunStats()
     report = None
@@ -180,6 +172,7 @@ def run(
     summary["scheduler"] = scheduler_cost(costs, scenario)
     _write_text(out_dir / "scenario.toml", tomli_w.dumps(scenario.effective))
     _write_text(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    rundir.finish(out_dir)
     return RunResult(out_dir, summary, jobs, stats)
 
 
@@ -222,6 +215,11 @@ def scheduler_cost(costs: dict[int, dict[str, float]], scenario: Scenario) -> di
 
 
 def _write_text(path: Path, text: str) -> None:
+    """Written under ``.part``, synced, then renamed: a crash never leaves half a file under the name."""
     part = path.with_name(path.name + ".part")
-    part.write_text(text)
+    with part.open("w") as file:
+        file.write(text)
+        file.flush()
+        os.fsync(file.fileno())
     os.replace(part, path)
+    rundir.fsync_dir(path.parent)

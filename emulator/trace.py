@@ -14,10 +14,12 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
+from time import monotonic
 
 import numpy as np
 import pyarrow as pa
 
+from . import rundir
 from .failures import ESTIMATE
 from .merge import RowMerger
 from .messages import ARRIVE, DISPATCHED, EVENT_KINDS, FINISH, KILL, PREEMPT, REJECT, RESUME, START
@@ -72,15 +74,49 @@ class PartFile:
     def write(self, batch: pa.RecordBatch) -> None:
         self._writer.write_batch(batch)
 
+    def sync(self) -> None:
+        """Push what was written to the disk: a run killed later leaves it readable
+        (:func:`emulator.rundir.recover`)."""
+        self._sink.flush()
+        os.fsync(self._sink.fileno())
+
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
             self._sink.close()
             self._writer = None
 
-    def commit(self) -> None:
+    def commit(self, batch_rows: int | None = None) -> None:
+        """Close, sync and rename; ``batch_rows``: first re-cut the batches to exactly that many rows
+        (after flushes by the clock, so the final file's bytes depend on its rows alone)."""
         self.close()
+        if batch_rows is not None:
+            _rebatch(self.part, batch_rows)
+        with open(self.part, "rb+") as file:
+            os.fsync(file.fileno())
         os.replace(self.part, self.path)
+        rundir.fsync_dir(self.path.parent)
+
+
+def _rebatch(path: Path, rows: int) -> None:
+    """Rewrite the IPC file ``path`` in batches of exactly ``rows`` rows (the last may be shorter)."""
+    fresh = path.with_name(path.name + ".rebatch")
+    with pa.memory_map(str(path)) as source:
+        reader = pa.ipc.open_file(source)
+        with pa.OSFile(str(fresh), "wb") as sink, pa.ipc.new_file(sink, reader.schema) as writer:
+            pending: list[pa.RecordBatch] = []
+            count = 0
+            for i in range(reader.num_record_batches):
+                pending.append(reader.get_batch(i))
+                count += pending[-1].num_rows
+                while count >= rows:
+                    table = pa.Table.from_batches(pending)
+                    writer.write_batch(table.slice(0, rows).combine_chunks().to_batches()[0])
+                    rest = table.slice(rows)
+                    pending, count = rest.to_batches(), rest.num_rows
+            if count:
+                writer.write_table(pa.Table.from_batches(pending).combine_chunks())
+    os.replace(fresh, path)
 
 
 class Outcomes:
@@ -215,6 +251,11 @@ class Outcomes:
         }
 
 
+FLUSH_SECONDS = 5.0
+"""Wall seconds after which rows waiting for a full batch are written anyway (and synced): what a run
+killed with ``kill -9`` leaves is at most this old. The final file is re-cut into full batches."""
+
+
 class TraceWriter:
     """Collects each round's rows, writes ``events.arrow`` in sorted batches, then ``jobs.arrow``.
 
@@ -240,6 +281,8 @@ class TraceWriter:
         self.outcomes = Outcomes(jobs, platform)
         self.events = PartFile(self.out_dir / "events.arrow", EVENT_SCHEMA)
         self.batch_rows = batch_rows
+        self._written_at = monotonic()  # flushes by the clock (FLUSH_SECONDS): crash-readable
+        self._uneven = False  # a batch shorter than batch_rows was written before the last one
         self._merger = RowMerger()
         self._rows: list[tuple] = []  # released by the merger, not yet written
         self._pids: list[int] = []
@@ -254,6 +297,9 @@ class TraceWriter:
         self._pids.extend(pids)
         if len(self._rows) >= self.batch_rows:
             self.flush()
+        elif self._rows and monotonic() - self._written_at > FLUSH_SECONDS:
+            self.flush(last=True)  # a short batch, so a killed run leaves recent rows readable
+            self._uneven = True
         return self._merger.held
 
     def flush(self, last: bool = False) -> None:
@@ -263,9 +309,13 @@ class TraceWriter:
         the file's bytes depend on its rows alone, not on how the partitions
         were called.
         """
+        if not self._rows:
+            return
         while len(self._rows) >= self.batch_rows or (last and self._rows):
             self._write(self._rows[: self.batch_rows], self._pids[: self.batch_rows])
             del self._rows[: self.batch_rows], self._pids[: self.batch_rows]
+        self.events.sync()
+        self._written_at = monotonic()
 
     def _write(self, rows: list[tuple], pids: list[int]) -> None:
         pids = np.array(pids, dtype=np.int32)
@@ -296,7 +346,7 @@ class TraceWriter:
         if not ok:
             self.events.close()
             return None
-        self.events.commit()
+        self.events.commit(self.batch_rows if self._uneven else None)
         table = self.outcomes.table(self.jobs)
         if self.extra is not None:  # a trace's own fields, one row per job in the same order
             for name, column in zip(self.extra.column_names, self.extra.columns, strict=True):
