@@ -15,6 +15,7 @@ import json
 import math
 from array import array
 from functools import partial
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given
@@ -22,7 +23,6 @@ from hypothesis import strategies as st
 
 from emulator import coordinator, load_scenario, merge, run
 from emulator.horizons import Links, earliest_outputs, horizons, tail_end
-from emulator.merge import SMALL as SMALL_SORT
 from emulator.merge import RowMerger
 from emulator.messages import STATUS
 from emulator.scenario import parse
@@ -161,7 +161,11 @@ rows_by_partition = st.dictionaries(
     st.sampled_from([0, merge.SMALL]),
 )
 def test_the_merger_releases_rows_in_time_partition_sequence_order(by_pid, marks, chunks, small):
-    merge.SMALL = small  # numpy's sort from the first row, or Python's below SMALL rows
+    with patch.object(merge, "SMALL", small):  # numpy's sort from the first row, or Python's below SMALL
+        assert_merged(by_pid, marks, chunks)
+
+
+def assert_merged(by_pid: dict[int, list[int]], marks: list[int], chunks: int) -> None:
     merger, out = RowMerger(), []
     for k in range(chunks):  # each partition's rows arrive in ``chunks`` pieces, releases in between
         for pid, times in by_pid.items():
@@ -176,5 +180,4 @@ def test_the_merger_releases_rows_in_time_partition_sequence_order(by_pid, marks
             out += released
     out += merger.release(math.inf)[0]
     expected = sorted(((float(t), pid, i) for pid, ts in by_pid.items() for i, t in enumerate(ts)))
-    merge.SMALL = SMALL_SORT
     assert out == expected and merger.held == 0
