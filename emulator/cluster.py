@@ -8,6 +8,7 @@ the meta-scheduler after each scheduling event.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from time import perf_counter
@@ -85,9 +86,12 @@ class ClusterView:
         return self._part.now
 
     def estimated_ends(self) -> list[tuple[float, Plan, tuple[str, ...]]]:
-        """Running jobs as ``(estimated end, plan, licenses)``, soonest first (for reservations)."""
-        runs = sorted(self.running.values(), key=lambda r: (r.estimated_end, r.seq))
-        return [(r.estimated_end, r.plan, r.job.licenses) for r in runs]
+        """Running jobs as ``(estimated end, plan, licenses)``, soonest first (for reservations).
+
+        Kept in order as jobs start and end (:class:`EndOrder`), not sorted at each call; a copy
+        the caller may extend.
+        """
+        return list(self._part.ends.values)
 
 
 class ClusterPartition:
@@ -114,6 +118,7 @@ class ClusterPartition:
         self.resources = self.policy.resources_class(cluster)
         self.queue: dict[int, Job] = {}
         self.running: dict[int, Run] = {}
+        self.ends = EndOrder()
         self.priority: dict[int, float] = {}
         self._running_priority: dict[int, float] = {}  # of running jobs, restored if they are requeued
         self.preempted: dict[int, Held] = {}
@@ -405,7 +410,8 @@ class ClusterPartition:
         self._changes[1].append(job.id)
         if self.backlog is not None:
             self.backlog.started(run)
-        self.execution.started(self, run)
+        self.execution.started(self, run)  # (an exact-time model may set the estimated end here)
+        self.ends.add(run)
         if self.kill_at_estimate and run.end > run.estimated_end:
             self._push(run.estimated_end, _KILL, run)
 
@@ -413,6 +419,7 @@ class ClusterPartition:
         """End ``run`` now and free what it held (a ``finish`` row, or a ``kill`` at its estimate)."""
         job = run.job
         del self.running[job.id]
+        self.ends.remove(run)
         if self._running_priority:
             self._running_priority.pop(job.id, None)
         self.resources.release(job, run.plan, run.machines, run.pes)
@@ -457,6 +464,7 @@ class ClusterPartition:
         done = preempted(self, run, kind in KEEPS_PROGRESS)
         self._cancel_finish(run)
         del self.running[job.id]
+        self.ends.remove(run)
         self.resources.release(job, run.plan, run.machines, run.pes)
         self._rows.append((self.now, row, job.id, self.index, job.cpus, run.machines, run.pes, info))
         waiting = max(0.0, job.length - done)
@@ -723,6 +731,25 @@ class ClusterPartition:
             deliver = self._status_due
         self._status_due = deliver
         self._outbox.append(Message(deliver, self.pid, self._msg_seq, META, STATUS, status))
+
+
+class EndOrder:
+    """The running jobs' ``(estimated end, plan, licenses)`` in ``(estimated end, start sequence)``
+    order, kept up to date as they start and end: reservations read it at every scheduling event."""
+
+    def __init__(self) -> None:
+        self._keys: list[tuple[float, int]] = []
+        self.values: list[tuple[float, Plan, tuple[str, ...]]] = []
+
+    def add(self, run: Run) -> None:
+        key = (run.estimated_end, run.seq)
+        i = bisect.bisect_left(self._keys, key)
+        self._keys.insert(i, key)
+        self.values.insert(i, (run.estimated_end, run.plan, run.job.licenses))
+
+    def remove(self, run: Run) -> None:
+        i = bisect.bisect_left(self._keys, (run.estimated_end, run.seq))
+        del self._keys[i], self.values[i]
 
 
 def report_time(time: float, period: float) -> float:
