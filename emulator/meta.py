@@ -61,6 +61,7 @@ class MetaView:
         self.draining_cpus = np.zeros(n, dtype=np.int64)
         self.report_time = np.zeros(n)
         self.in_flight: list[dict[int, float]] = [{} for _ in range(n)]
+        self._flying = np.zeros(n, dtype=np.int64)  # len() of each in_flight dict, kept as they change
         self.in_flight_work = np.zeros(n)
         self.up_cpus = self.cpus.copy()
         self.down = np.zeros(n, dtype=bool)
@@ -72,7 +73,7 @@ class MetaView:
     @property
     def queued(self) -> np.ndarray:
         """Jobs believed queued at each cluster: last report plus dispatches not yet reported."""
-        return self.reported_queued + np.array([len(s) for s in self.in_flight], dtype=np.int64)
+        return self.reported_queued + self._flying
 
     def speed(self, job: Job) -> np.ndarray:
         """MIPS per CPU ``job`` would run at on each cluster, as placed on the idle cluster (0: cannot).
@@ -93,6 +94,7 @@ class MetaView:
         """The partition dispatched ``job`` to cluster ``c`` (in flight until the cluster reports it)."""
         work = job.cpus * job.length
         self.in_flight[c][job.id] = work
+        self._flying[c] = len(self.in_flight[c])
         self.in_flight_work[c] += work
 
     def idle(self) -> bool:
@@ -139,6 +141,7 @@ class MetaView:
                     work = flying.pop(job_id, None)
                     if work is not None:
                         self.in_flight_work[c] -= work
+            self._flying[c] = len(flying)
             if not flying:
                 self.in_flight_work[c] = 0.0  # no rounding residue
 
