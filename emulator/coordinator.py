@@ -170,8 +170,24 @@ class RunStats:
         return self.barrier_seconds / total if total > 0 else 0.0
 
 
-TICK_ROUNDS = 512
-"""Rounds between two ``tick()`` calls (progress displays)."""
+TICK_SECONDS = 0.25
+"""Wall seconds between two ``tick()`` calls (progress displays): rounds may be many and short, or a
+few long free-running calls."""
+
+
+def _throttled(tick: Callable[[], None] | None) -> Callable[[], None]:
+    """``tick`` at most every :data:`TICK_SECONDS` (the clock only paces a display, never a result)."""
+    if tick is None:
+        return lambda: None
+    last = [time.perf_counter()]
+
+    def maybe() -> None:
+        now = time.perf_counter()
+        if now - last[0] >= TICK_SECONDS:
+            last[0] = now
+            tick()
+
+    return maybe
 
 
 def run(
@@ -196,6 +212,7 @@ def run(
     started = time.perf_counter()
     grid = Frontier(links, transport.states())
     stats.startup_seconds += time.perf_counter() - started  # (hosts elsewhere build their partitions)
+    tick = _throttled(tick)
     going = lambda: grid.busy or grid.carrying  # noqa: E731
     _rounds(grid, transport, sink, stats, tick, budget, held_rows, going, hold_last=tail)
     if not tail:
@@ -223,7 +240,7 @@ def _rounds(
     transport: Transport,
     sink: Sink,
     stats: RunStats,
-    tick: Callable[[], None] | None,
+    tick: Callable[[], None],
     budget: int,
     held_rows: int,
     going: Callable[[], bool],
@@ -244,7 +261,7 @@ def _rounds(
             break
         horizon = np.minimum(grid.horizons(), until)
         if hasattr(transport, "submit") and grid.free(horizon):
-            return _free_run(grid, transport, sink, stats, budget, held_rows, going, hold_last)
+            return _free_run(grid, transport, sink, stats, tick, budget, held_rows, going, hold_last)
         laggards = None
         if held > held_rows:
             laggards = grid.laggards()
@@ -265,8 +282,7 @@ def _rounds(
         if hold_last and not going():  # rows past the foreground's end wait for the tail's limit
             watermark = -math.inf
         held = sink(watermark, results)
-        if tick is not None and stats.rounds % TICK_ROUNDS == 0:
-            tick()
+        tick()
     return held
 
 
@@ -275,6 +291,7 @@ def _free_run(
     transport,
     sink: Sink,
     stats: RunStats,
+    tick: Callable[[], None],
     budget: int,
     held_rows: int,
     going: Callable[[], bool],
@@ -311,6 +328,7 @@ def _free_run(
             if calls:
                 transport.submit(calls, budget)
         held = sink(grid.watermark(infinite) if going() or not hold_last else -math.inf, results)
+        tick()
 
 
 def _count_partition_seconds(stats: RunStats, transport: Transport) -> None:
