@@ -46,6 +46,7 @@ from .model import Cluster, Job, Link, LinkClock
 from .policies import LOCAL
 from .policies.registry import PolicySpec
 from .preemption import CHECKPOINT, KEEPS_PROGRESS, KINDS, STOP, Held, Preempt, PreemptionError, resume_info
+from .queue_columns import QueueColumns
 from .resources import Pes, Plan
 
 # Event priorities at equal times: completions and internal events before arrivals (GridSim's order);
@@ -68,7 +69,8 @@ class ClusterView:
     job's id to the priority the meta-scheduler attached when it dispatched it
     (absent: 0, as for jobs that entered directly); ``preempted`` maps the id of
     a queued job that was preempted to its :class:`~emulator.preemption.Held`
-    state (kind, progress kept, machines).
+    state (kind, progress kept, machines). ``columns`` holds the queue's CPUs
+    and work as numpy columns in queue order (:mod:`emulator.queue_columns`).
     """
 
     def __init__(self, part: ClusterPartition) -> None:
@@ -76,6 +78,7 @@ class ClusterView:
         self.cluster = part.cluster
         self.resources = part.resources
         self.queue = part.queue
+        self.columns = part.columns
         self.running = part.running
         self.priority = part.priority
         self.preempted = part.preempted
@@ -117,6 +120,7 @@ class ClusterPartition:
         self.execution = self.policy.execution()
         self.resources = self.policy.resources_class(cluster)
         self.queue: dict[int, Job] = {}
+        self.columns = QueueColumns()  # the queue as numpy columns, in step with it
         self.running: dict[int, Run] = {}
         self.ends = EndOrder()
         self.priority: dict[int, float] = {}
@@ -301,6 +305,7 @@ class ClusterPartition:
             self._changes[3].append(job.id)
             return
         self.queue[job.id] = job
+        self.columns.append(job, self.resources.fastest(job.licenses))
         if priority:
             self.priority[job.id] = priority
         self._queued_work += job.length
@@ -369,6 +374,7 @@ class ClusterPartition:
         """
         job = next(iter(self.queue.values()))
         del self.queue[job.id]
+        self.columns.remove(job.id)
         self.priority.pop(job.id, None)
         self._queued_work -= job.length
         if self.backlog is not None:
@@ -388,6 +394,7 @@ class ClusterPartition:
         if held is not None:
             held.check_resume(job.id, plan)
         del self.queue[job.id]
+        self.columns.remove(job.id)
         if self.priority and job.id in self.priority:  # kept while it runs, in case it is requeued
             self._running_priority[job.id] = self.priority.pop(job.id)
         self._queued_work -= job.length if held is None else held.queued_work
@@ -470,6 +477,7 @@ class ClusterPartition:
         waiting = max(0.0, job.length - done)
         self.preempted[job.id] = Held(kind, done, tuple(m for m, _ in run.plan), overhead, waiting)
         self.queue[job.id] = job
+        self.columns.append(job, self.resources.fastest(job.licenses))
         if job.id in self._running_priority:  # the meta-scheduler's priority still holds
             self.priority[job.id] = self._running_priority.pop(job.id)
         self._queued_work += waiting
@@ -607,6 +615,7 @@ class ClusterPartition:
     def _unqueue(self, job: Job) -> None:
         """Take a queued job out of the queue for good (lost, or sent back)."""
         del self.queue[job.id]
+        self.columns.remove(job.id)
         self.priority.pop(job.id, None)
         held = self.preempted.pop(job.id, None)
         self._queued_work -= job.length if held is None else held.queued_work

@@ -28,10 +28,16 @@ class Easy(LocalPolicy):
     """
 
     def schedule(self, view) -> list[Decision]:
-        return backfill(view, iter(view.queue.values()), Scratch(view.resources))
+        deep = len(view.queue) > DEEP
+        return backfill(view, iter(view.queue.values()), Scratch(view.resources), in_queue_order=deep)
 
 
-def backfill(view, queue: Iterator[Job], scratch: Scratch) -> list[Decision]:
+DEEP = 64
+"""Queued jobs from which a pass finds its later candidates with one numpy mask (:func:`_candidates`);
+on shorter queues walking them costs less than setting the mask up."""
+
+
+def backfill(view, queue: Iterator[Job], scratch: Scratch, in_queue_order: bool = False) -> list[Decision]:
     """One EASY pass over ``queue``, the jobs in the order the policy ranks them, on ``scratch``.
 
     Jobs start in order while they fit; the first that does not gets the
@@ -39,7 +45,9 @@ def backfill(view, queue: Iterator[Job], scratch: Scratch) -> list[Decision]:
     later one starts now only if it does not delay it. EASY passes arrival
     order; Flexible backfilling its priority order and fastest machines first.
     ``queue`` may leave out jobs after the first one that cannot fit now (they
-    could not start anyway).
+    could not start anyway). ``in_queue_order``: ``queue`` is the cluster's
+    queue in its own order, so the later jobs are found in ``view.columns``
+    with one mask (:func:`_candidates`) instead of one by one.
     """
     starts: list[Decision] = []
     for head in queue:
@@ -50,32 +58,92 @@ def backfill(view, queue: Iterator[Job], scratch: Scratch) -> list[Decision]:
         starts.append((head, plan))
     else:
         return starts
-    now, res = view.now, view.resources
-    reservation = None
-    for job in queue:
-        if job.cpus > scratch.total or (job.placement == SINGLE and job.cpus > scratch.widest()):
-            continue  # cannot fit now at all (the common case on a busy cluster): skip cheaply
+    pass_ = _Pass(view, head, scratch, starts)
+    later = _candidates(view.columns, head, pass_) if in_queue_order else queue
+    for job in later:
+        if not pass_.try_later(job):
+            break
+    return starts
+
+
+class _Pass:
+    """The backfilling part of a pass: the head's reservation (made when a later job could start at all)
+    and the spare CPUs and copies it leaves."""
+
+    def __init__(self, view, head: Job, scratch: Scratch, starts: list[Decision]) -> None:
+        self.view, self.head, self.scratch, self.starts = view, head, scratch, starts
+        self.reservation: Reservation | None = None
+
+    def reserve(self) -> bool:
+        """Make the reservation; False if there is none to protect and nothing may start."""
+        view, scratch = self.view, self.scratch
+        reservation = reserve(self.head, view.now, scratch, _ends(view, self.starts))
         if reservation is None:
-            reservation = reserve(head, now, scratch, _ends(view, starts))
-            if reservation is None:
-                if res.up_cpus == view.cluster.cpus:
-                    return starts
-                # Machines are down (stress tests: failures) and the head fits only once one is back,
-                # at a time nobody knows: no reservation to protect, every job that fits now starts.
-                reservation = Reservation(math.inf, (), np.zeros_like(scratch.free), {})
-            spare, spare_licenses = reservation.spare_cpus, dict(reservation.spare_licenses)
+            if view.resources.up_cpus == view.cluster.cpus:
+                return False
+            # Machines are down (stress tests: failures) and the head fits only once one is back,
+            # at a time nobody knows: no reservation to protect, every job that fits now starts.
+            reservation = Reservation(math.inf, (), np.zeros_like(scratch.free), {})
+        self.reservation = reservation
+        self.spare, self.spare_licenses = reservation.spare_cpus, dict(reservation.spare_licenses)
+        return True
+
+    def try_later(self, job: Job) -> bool:
+        """Start ``job`` now if it does not delay the reservation; False: stop the pass."""
+        scratch = self.scratch
+        if job.cpus > scratch.total or (job.placement == SINGLE and job.cpus > scratch.widest()):
+            return True  # cannot fit now at all (the common case on a busy cluster): skip cheaply
+        if self.reservation is None and not self.reserve():
+            return False
+        now, res, shadow = self.view.now, self.view.resources, self.reservation.time
         work = job.estimate * job.bench
         # Jobs that end after the reservation even on the fastest machine go straight to the
         # spare-resource check; the others are placed now and checked at their plan's speed.
-        plan = None if now + work / res.fastest(job.licenses) > reservation.time else scratch.fit(job)
-        if plan is None or now + work / speed(plan, res.mips) > reservation.time:
-            plan = scratch.fit(job, cap=spare, pool=spare_licenses)
+        plan = None if now + work / res.fastest(job.licenses) > shadow else scratch.fit(job)
+        if plan is None or now + work / speed(plan, res.mips) > shadow:
+            plan = scratch.fit(job, cap=self.spare, pool=self.spare_licenses)
             if plan is None:
-                continue
-            _take_spare(scratch, job, plan, spare, spare_licenses)
+                return True
+            _take_spare(scratch, job, plan, self.spare, self.spare_licenses)
         scratch.take(job, plan)
-        starts.append((job, plan))
-    return starts
+        self.starts.append((job, plan))
+        return True
+
+
+def _candidates(columns, head: Job, pass_: _Pass) -> Iterator[Job]:
+    """The queued jobs after ``head`` that could start in this pass, in queue order.
+
+    Free CPUs, spare CPUs and the shadow only shrink during a pass, so a job
+    that fails these bounds at its start fails them at its turn: too wide for
+    the free CPUs, or ending after the shadow on the fastest machine it could
+    use while too wide for the spare CPUs. Those :meth:`_Pass.try_later`
+    would skip; the rest it checks exactly, as without the columns.
+    """
+    start, cpus, work, fastest = columns.after(head.id)
+    jobs = columns.jobs
+    fits = cpus <= pass_.scratch.total
+    last = -1
+    for last in np.flatnonzero(fits).tolist():  # until the reservation is made (or the pass stops)
+        yield jobs[start + last]
+        if pass_.reservation is not None:
+            break
+    else:
+        return
+    ends = pass_.view.now + work / fastest  # on the fastest machine each job could use
+    shadow, scratch = pass_.reservation.time, pass_.scratch
+    rest = np.arange(last + 1, cpus.size)
+    while rest.size:
+        total = scratch.total
+        spare = int(np.minimum(scratch.free, np.maximum(pass_.spare, 0)).sum())  # spare and free now
+        c = cpus[rest]
+        rest = rest[(c <= total) & ((ends[rest] <= shadow) | (c <= spare))]
+        for k, i in enumerate(rest.tolist()):
+            yield jobs[start + i]
+            if scratch.total != total:  # it started: the bounds shrank, filter the rest again
+                rest = rest[k + 1 :]
+                break
+        else:
+            return
 
 
 def _ends(view, starts: list[Decision]):
