@@ -31,9 +31,7 @@ def first_fit(
             return ((int(hits[0]), job.cpus),) if hits.size else None
         hits = order[fits[order]]
         return ((int(hits[0]), job.cpus),) if hits.size else None
-    usable = np.where(eligible, free, 0)
-    if order is not None:
-        usable = usable[order]
+    usable = _usable_prefix(job.cpus, free, eligible) if order is None else np.where(eligible, free, 0)[order]
     taken = np.cumsum(usable)
     if taken.size == 0 or taken[-1] < job.cpus:
         return None
@@ -44,6 +42,27 @@ def first_fit(
     machines = used if order is None else order[used]
     plan = zip(machines.tolist(), counts[used].tolist(), strict=True)
     return tuple(plan) if order is None else tuple(sorted(plan))
+
+
+SMALL_PLAN = 8
+"""Plans of at most this many machines are taken from the free counts one machine at a time (cheaper
+than a vector over every machine of a large cluster)."""
+
+PREFIX = 64
+"""Machines a spread first fit looks at first (then four times as many, and so on): on a cluster of
+thousands of machines a job is usually placed within its first few free ones."""
+
+
+def _usable_prefix(cpus: int, free: np.ndarray, eligible: np.ndarray) -> np.ndarray:
+    """Free CPUs of the eligible machines, from the first machine to one whose prefix holds ``cpus``
+    (all machines if none does): first fit by index never looks further."""
+    size = PREFIX
+    while size < free.size:
+        usable = np.where(eligible[:size], free[:size], 0)
+        if usable.sum() >= cpus:
+            return usable
+        size *= 4
+    return np.where(eligible, free, 0)
 
 
 def plan_vector(plan: Plan, size: int) -> np.ndarray:
@@ -90,7 +109,8 @@ class Scratch:
     def __init__(self, res: Resources, order: np.ndarray | None = None) -> None:
         self.res = res
         self.order = order  # machines in preference order for every plan of the pass (None: by index)
-        self.free = res.free.copy()
+        self.free = res.free  # the live read-only view until the pass takes something: copied then
+        self._own = False
         self.total = res.free_cpus
         self.licenses = dict(res.free_licenses)
         self.held: set[tuple[int, str]] = set()
@@ -143,7 +163,13 @@ class Scratch:
             self.licenses[lic] -= n
         if self.res.per_machine:
             self.held.update((m, lic) for m, _ in plan for lic in job.licenses)
-        self.free -= plan_vector(plan, self.free.size)
+        if not self._own:
+            self.free, self._own = self.free.copy(), True
+        if len(plan) <= SMALL_PLAN:
+            for m, n in plan:
+                self.free[m] -= n
+        else:
+            self.free -= plan_vector(plan, self.free.size)
         self.total -= job.cpus
         self._widest = None
 
