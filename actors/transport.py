@@ -205,8 +205,8 @@ class RayTransport:
         due = self.rebalance_every and self._rounds % self.rebalance_every == 0
         migrated = due and self._rebalance(horizon)
         if self.checkpoint_every and (migrated or self._rounds % self.checkpoint_every == 0):
-            self._snapshots = ray.get([host.snapshot.remote() for host in self.hosts])
-            self._log = [[] for _ in self.hosts]
+            for h in range(len(self.hosts)):
+                self._checkpoint(h)
 
     # -- free runs: no partition can reach another, so no host waits for another (coordinator._free_run)
 
@@ -239,12 +239,21 @@ class RayTransport:
         if self.checkpoint_every:
             self._log[h].append(packed)
             if len(self._log[h]) >= self.checkpoint_every:
-                self._snapshots[h] = ray.get(self.hosts[h].snapshot.remote())
-                self._log[h] = []
+                self._checkpoint(h)
         seconds, results = unpack_results(data)
         self.compute_seconds = sum(seconds.values())
         self.partition_seconds = seconds
         return results
+
+    def _checkpoint(self, h: int) -> None:
+        """Snapshot host ``h`` and forget its logged calls; a host that died after answering is first
+        rebuilt (its last snapshot and logged calls, the one just answered included)."""
+        try:
+            self._snapshots[h] = ray.get(self.hosts[h].snapshot.remote())
+        except RayActorError:
+            self._rebuild(h)
+            self._snapshots[h] = ray.get(self.hosts[h].snapshot.remote())
+        self._log[h] = []
 
     def _rebalance(self, horizon: float) -> bool:
         """Regroup by LPT on the loads measured so far; migrate if the slowest host gains.

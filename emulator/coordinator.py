@@ -6,9 +6,10 @@ and whether a message would make it send (*reacts*), compute each partition's
 earliest output time and its horizon over the link graph
 (:mod:`emulator.horizons`); deliver to each partition the messages due before
 its horizon in ``(time, source, sequence)`` order; let every partition with
-work process its events before its own horizon, at most ``budget`` event
-times per call. Nothing sent in a round is due before its receiver's horizon,
-so no partition receives a message from its past. A partition that nothing
+work process its events before its own horizon, a share of ``budget`` event
+times per call (the partitions called in a round share it). Nothing sent in
+a round is due before its receiver's horizon, so no partition receives a
+message from its past. A partition that nothing
 can reach (jobs entering clusters directly, no meta traffic) has an infinite
 horizon: it runs to its end in calls of ``budget`` event times, not one round
 per event. A partition with nothing to do is not called.
@@ -23,7 +24,8 @@ than it (its next event, a message pending for it, or one that could still
 reach it). The sink writes rows once they are below it. Memory: when the sink
 holds more than ``held_rows`` rows (a partition far ahead of the others), only
 the partitions at the earliest time are called until it drains, so it holds
-at most that plus one round's rows.
+at most that plus one round's rows; the partitions called in a round share its
+event budget (:func:`share`), so a round's rows stay bounded too.
 
 Termination: some events never end (machine failures and repairs, link
 changes: *background* events), so the loop does not wait for the last event.
@@ -74,6 +76,16 @@ Calls = dict[int, tuple[float, list[Message]]]
 EVENT_BUDGET = 16384
 """Event times a partition processes per call at most: a free-running cluster's rows stream to the
 writer and the progress bar moves, while calls stay few (KTH-SP2 on one cluster: ~8 calls)."""
+
+MIN_BUDGET = 256
+"""Event times per partition per call at least, however many partitions a round calls."""
+
+
+def share(budget: int, calls: int) -> int:
+    """Each call's event budget when ``calls`` partitions share a round's ``budget`` (so a round's rows,
+    and the writer's memory, stay bounded however many clusters run free at once)."""
+    return max(min(budget, MIN_BUDGET), budget // max(calls, 1))
+
 
 HELD_ROWS = 1 << 18
 """Rows the sink may hold before only the partitions at the earliest time are called (memory bound)."""
@@ -270,7 +282,7 @@ def _rounds(
         if not calls:
             raise grid.stalled(lbts)
         started = clock()
-        results = transport.advance(calls, budget)
+        results = transport.advance(calls, share(budget, len(calls)))
         stats.barrier_seconds += clock() - started - transport.compute_seconds
         stats.compute_seconds += transport.compute_seconds
         _count_partition_seconds(stats, transport)
@@ -314,7 +326,7 @@ def _free_run(
                 stats.throttled += 1
             calls = grid.calls(infinite, wanted)
             if calls:
-                transport.submit(calls, budget)
+                transport.submit(calls, share(budget, len(calls)))
         if not transport.in_flight():
             return held
         results = transport.collect()
@@ -326,7 +338,7 @@ def _free_run(
         if going() and held <= held_rows:  # the host that answered works on while the sink writes
             calls = grid.calls(infinite, transport.idle())
             if calls:
-                transport.submit(calls, budget)
+                transport.submit(calls, share(budget, len(calls)))
         held = sink(grid.watermark(infinite) if going() or not hold_last else -math.inf, results)
         tick()
 

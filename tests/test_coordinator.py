@@ -84,8 +84,8 @@ def test_each_partition_runs_to_its_own_horizon():
 
 def test_partitions_nothing_can_reach_run_free_in_budgeted_calls():
     parts = [Echo(pid, None, [float(t) for t in range(1000)]) for pid in range(3)]
-    stats = coordinator.run(coordinator.InProcess(parts), Links({}), ignore, budget=300)
-    assert [len(p.calls) for p in parts] == [4, 4, 4]  # 300 + 300 + 300 + 100 events
+    stats = coordinator.run(coordinator.InProcess(parts), Links({}), ignore, budget=900)
+    assert [len(p.calls) for p in parts] == [4, 4, 4]  # a third of the budget each: 300 + 300 + 300 + 100
     assert all(h == math.inf for p in parts for h in p.calls)
     assert stats.rounds == 4
 
@@ -131,9 +131,11 @@ def test_a_sink_holding_too_many_rows_calls_only_the_laggards():
         held.append(sum(len(r[2]) for r in results.values()))
         return 10**6 if len(held) == 1 else 0
 
-    stats = coordinator.run(coordinator.InProcess([fast, slow]), Links({}), sink, budget=500, held_rows=100)
+    stats = coordinator.run(coordinator.InProcess([fast, slow]), Links({}), sink, budget=1000, held_rows=100)
     assert stats.throttled == 1
-    assert len(fast.calls) == 2 and len(slow.calls) == 2  # round 2 calls only slow (earliest time 500)
+    # Two partitions share a round's 1,000 event times: round 2 calls only slow (earliest time 500),
+    # alone, with the whole budget.
+    assert len(fast.calls) == 2 and len(slow.calls) == 2
     assert slow.calls == [math.inf, math.inf]
 
 
