@@ -16,6 +16,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
+WRITE_OPTIONS = pa.ipc.IpcWriteOptions(compression="zstd")
+"""Trace files are Arrow IPC files with zstd-compressed buffers: pyarrow and Polars read them as they
+are, and rows that list many machines and PEs shrink ~8x (LCG-2005-1: 100 MB -> 13 MB) for ~0.1 s."""
+
 MARKER = ".running"
 RUN_FILES = ("events.arrow", "jobs.arrow", "scenario.toml", "summary.json")
 """What a finished run leaves (with ``.part`` twins while it writes, and ``report.html`` if asked)."""
@@ -107,7 +111,10 @@ def recover(path: Path) -> dict[str, int]:
         if schema is None:
             continue
         table = pa.Table.from_batches(batches, schema=schema)
-        with pa.OSFile(str(target), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+        with (
+            pa.OSFile(str(target), "wb") as sink,
+            pa.ipc.new_file(sink, schema, options=WRITE_OPTIONS) as writer,
+        ):
             writer.write_table(table)
         found[target.name] = table.num_rows
     return found

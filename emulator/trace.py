@@ -25,6 +25,7 @@ from .merge import RowMerger
 from .messages import ARRIVE, DISPATCHED, EVENT_KINDS, FINISH, KILL, PREEMPT, REJECT, RESUME, START
 from .model import Job, Platform
 from .preemption import STOP, parse_resume
+from .rundir import WRITE_OPTIONS
 
 EVENT_SCHEMA = pa.schema(
     [
@@ -69,7 +70,7 @@ class PartFile:
         self.path = Path(path)
         self.part = self.path.with_name(self.path.name + ".part")
         self._sink = pa.OSFile(str(self.part), "wb")
-        self._writer = pa.ipc.new_file(self._sink, schema)
+        self._writer = pa.ipc.new_file(self._sink, schema, options=WRITE_OPTIONS)
 
     def write(self, batch: pa.RecordBatch) -> None:
         self._writer.write_batch(batch)
@@ -103,7 +104,10 @@ def _rebatch(path: Path, rows: int) -> None:
     fresh = path.with_name(path.name + ".rebatch")
     with pa.memory_map(str(path)) as source:
         reader = pa.ipc.open_file(source)
-        with pa.OSFile(str(fresh), "wb") as sink, pa.ipc.new_file(sink, reader.schema) as writer:
+        with (
+            pa.OSFile(str(fresh), "wb") as sink,
+            pa.ipc.new_file(sink, reader.schema, options=WRITE_OPTIONS) as writer,
+        ):
             pending: list[pa.RecordBatch] = []
             count = 0
             for i in range(reader.num_record_batches):
