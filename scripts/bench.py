@@ -30,6 +30,9 @@ Rows:
   Ray actors (whose ``start-up s``, Ray's start and the actors building their partitions, is
   included in ``wall s``). Targets (issue 17): <= 8 s for the first two; Ray >= 1.6x faster
   than in-process, start-up apart.
+- ``wide-1000x8``: 1,000 machines x 8 CPUs, 10,000 spread jobs of 8-2,048 CPUs, EASY: rows that
+  list hundreds of machines and PEs (``output MB``: events.arrow + jobs.arrow). Targets (issue
+  17): output at most 1/4 of the uncompressed 241 MB, peak RSS under 600 MB.
 - ``quickstart``: the built-in example scenario.
 - ``synthetic-16-clusters``: 16 clusters x 32 machines x 4 CPUs, 20,000
   synthetic jobs, least-load meta policy, easy local policy.
@@ -93,6 +96,20 @@ def lcg(shared: Path, sites: str | None = None) -> dict:
     return trace_scenario(shared / LCG, sites=sites)
 
 
+def wide(shared: Path) -> dict:
+    """One cluster of 1,000 machines x 8 CPUs, 10,000 spread jobs of 8-2,048 CPUs (LLNL-Atlas-like rows
+    listing hundreds of machines and PEs), EASY, about 80% busy."""
+    machines = [{"count": 1000, "cpus": 8, "mips": 100.0}]
+    workload = {"source": "synthetic", "jobs": 10_000, "cpus": [8, 2048], "placement": "spread"}
+    workload |= {"mean_interarrival": 600.0, "estimate": [600.0, 7200.0], "site": "wide"}
+    return {
+        "name": "wide-1000x8",
+        "local": {"policy": "easy"},
+        "clusters": [{"name": "wide", "machines": machines}],
+        "workload": workload,
+    }
+
+
 def kth_gridsim_easy(shared: Path) -> dict:
     machines = [{"count": 100, "cpus": 1, "mips": 100}]
     return {
@@ -152,6 +169,7 @@ SCENARIOS = {
     "lcg-2005-1": lcg,
     "lcg-2005-1-sites": lambda shared: lcg(shared, "partition"),
     "lcg-2005-1-sites-ray2": lambda shared: lcg(shared, "partition"),
+    "wide-1000x8": wide,
     "quickstart": lambda shared: None,
     "synthetic-16-clusters": synthetic,
     "two-level-ms": lambda shared: two_level("ms"),
@@ -170,6 +188,7 @@ COLUMNS = [  # title, key of a row, format, width
     ("events/s", "events_per_s", "{:,}", 9),
     ("jobs/s", "jobs_per_s", "{:,}", 7),
     ("peak RSS MB", "peak_rss_mb", "{:.0f}", 11),
+    ("output MB", "output_mb", "{:.1f}", 9),
     ("rounds", "rounds", "{:,}", 7),
     ("start-up s", "startup_s", "{:.2f}", 10),
 ]
@@ -210,6 +229,7 @@ def run_once(name: str, document: dict | None, work: Path) -> dict:
         "events_per_s": round(events / wall),
         "jobs_per_s": round(jobs / wall),
         "peak_rss_mb": round(usage.ru_maxrss / RSS_UNIT, 1),
+        "output_mb": sum((out / name).stat().st_size for name in ("events.arrow", "jobs.arrow")) / 2**20,
         "rounds": summary["run"]["rounds"],
         "startup_s": summary["run"]["startup_seconds"],
     }
