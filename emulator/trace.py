@@ -18,6 +18,7 @@ from time import monotonic
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import rundir
 from .failures import ESTIMATE
@@ -99,8 +100,29 @@ class PartFile:
         rundir.fsync_dir(self.path.parent)
 
 
+BATCH_WIDTH = 1 << 22
+"""Machines and PEs listed in one batch at most (its rows are fewer when they are wide): building a
+batch of 65,536 rows that each list 2,048 PEs would take gigabytes."""
+
+
+def batch_cut(widths: np.ndarray, rows: int) -> int | None:
+    """Rows in the next batch: ``rows``, or fewer once their widths (machines + PEs listed) reach
+    :data:`BATCH_WIDTH`; None if ``widths`` (the rows waiting) reach neither yet. A function of the
+    rows alone, so a file's batches, and its bytes, are too."""
+    reached = np.flatnonzero(np.cumsum(widths[:rows]) >= BATCH_WIDTH)
+    if reached.size:
+        return int(reached[0]) + 1
+    return rows if widths.size >= rows else None
+
+
+def _widths(table: pa.Table) -> np.ndarray:
+    """Machines + PEs each row lists."""
+    machines, pes = (pc.list_value_length(table.column(name)).to_numpy() for name in ("machines", "pes"))
+    return (machines + pes).astype(np.int64)
+
+
 def _rebatch(path: Path, rows: int) -> None:
-    """Rewrite the IPC file ``path`` in batches of exactly ``rows`` rows (the last may be shorter)."""
+    """Rewrite the IPC file ``path`` in the batches :func:`batch_cut` gives (after flushes by the clock)."""
     fresh = path.with_name(path.name + ".rebatch")
     with pa.memory_map(str(path)) as source:
         reader = pa.ipc.open_file(source)
@@ -108,18 +130,15 @@ def _rebatch(path: Path, rows: int) -> None:
             pa.OSFile(str(fresh), "wb") as sink,
             pa.ipc.new_file(sink, reader.schema, options=WRITE_OPTIONS) as writer,
         ):
-            pending: list[pa.RecordBatch] = []
-            count = 0
-            for i in range(reader.num_record_batches):
-                pending.append(reader.get_batch(i))
-                count += pending[-1].num_rows
-                while count >= rows:
-                    table = pa.Table.from_batches(pending)
-                    writer.write_batch(table.slice(0, rows).combine_chunks().to_batches()[0])
-                    rest = table.slice(rows)
-                    pending, count = rest.to_batches(), rest.num_rows
-            if count:
-                writer.write_table(pa.Table.from_batches(pending).combine_chunks())
+            pending = pa.Table.from_batches([], schema=reader.schema)
+            for i in range(reader.num_record_batches + 1):
+                if i < reader.num_record_batches:
+                    pending = pa.concat_tables([pending, pa.Table.from_batches([reader.get_batch(i)])])
+                last = i == reader.num_record_batches
+                while (n := batch_cut(_widths(pending), rows)) is not None or (last and pending.num_rows):
+                    n = n or pending.num_rows
+                    writer.write_table(pending.slice(0, n).combine_chunks())
+                    pending = pending.slice(n)
     os.replace(fresh, path)
 
 
@@ -290,6 +309,8 @@ class TraceWriter:
         self._merger = RowMerger()
         self._rows: list[tuple] = []  # released by the merger, not yet written
         self._pids: list[int] = []
+        self._widths: list[int] = []  # machines + PEs each lists (batch_cut)
+        self._width = 0  # their sum
         self.rows_written = 0
 
     def __call__(self, watermark: float, results: dict) -> int:
@@ -297,9 +318,8 @@ class TraceWriter:
         for pid, result in results.items():
             self._merger.add(pid, result[2])
         rows, pids = self._merger.release(watermark)
-        self._rows.extend(rows)
-        self._pids.extend(pids)
-        if len(self._rows) >= self.batch_rows:
+        self._take(rows, pids)
+        if len(self._rows) >= self.batch_rows or self._width >= BATCH_WIDTH:
             self.flush()
         elif self._rows and monotonic() - self._written_at > FLUSH_SECONDS:
             self.flush(last=True)  # a short batch, so a killed run leaves recent rows readable
@@ -309,17 +329,32 @@ class TraceWriter:
     def flush(self, last: bool = False) -> None:
         """Write the final rows (already in the trace's order: releases follow each other in time).
 
-        In batches of exactly ``batch_rows`` rows (the last may be shorter), so
-        the file's bytes depend on its rows alone, not on how the partitions
-        were called.
+        In the batches :func:`batch_cut` gives (``batch_rows`` rows, fewer when
+        they list many machines and PEs), so the file's bytes depend on its
+        rows alone, not on how the partitions were called.
         """
         if not self._rows:
             return
-        while len(self._rows) >= self.batch_rows or (last and self._rows):
-            self._write(self._rows[: self.batch_rows], self._pids[: self.batch_rows])
-            del self._rows[: self.batch_rows], self._pids[: self.batch_rows]
+        widths = np.fromiter(self._widths, dtype=np.int64, count=len(self._widths))
+        start = 0
+        while start < widths.size:
+            n = batch_cut(widths[start:], self.batch_rows)
+            if n is None and not last:
+                break
+            n = n or widths.size - start
+            self._write(self._rows[start : start + n], self._pids[start : start + n])
+            start += n
+        del self._rows[:start], self._pids[:start], self._widths[:start]
+        self._width = int(widths[start:].sum())
         self.events.sync()
         self._written_at = monotonic()
+
+    def _take(self, rows: list[tuple], pids: list[int]) -> None:
+        widths = [len(row[5]) + len(row[6]) for row in rows]
+        self._rows.extend(rows)
+        self._pids.extend(pids)
+        self._widths.extend(widths)
+        self._width += sum(widths)
 
     def _write(self, rows: list[tuple], pids: list[int]) -> None:
         pids = np.array(pids, dtype=np.int32)
@@ -344,8 +379,7 @@ class TraceWriter:
         some partition processed ahead: :func:`emulator.horizons.tail_end`).
         """
         rows, pids = self._merger.release(end)
-        self._rows.extend(rows)
-        self._pids.extend(pids)
+        self._take(rows, pids)
         self.flush(last=True)
         if not ok:
             self.events.close()

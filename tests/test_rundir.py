@@ -6,6 +6,7 @@ import shutil
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -96,6 +97,27 @@ def test_a_killed_runs_rows_are_recovered_and_its_directory_explained(tmp_path, 
 def test_flushes_by_the_clock_leave_the_final_file_byte_identical(tmp_path, monkeypatch):
     scenario = load_scenario("quickstart", SMALL)
     run(scenario, tmp_path / "even")
+    monkeypatch.setattr(trace, "FLUSH_SECONDS", 0.0)
+    run(scenario, tmp_path / "flushed")
+    for name in ("events.arrow", "jobs.arrow"):
+        assert (tmp_path / "even" / name).read_bytes() == (tmp_path / "flushed" / name).read_bytes()
+
+
+def test_batches_are_cut_by_rows_or_by_the_machines_and_pes_they_list():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trace, "BATCH_WIDTH", 10)
+        assert trace.batch_cut(np.array([3, 3, 3, 3, 3]), 4) == 4  # 12 >= 10 at the fourth row
+        assert trace.batch_cut(np.array([1, 1, 1, 1, 1]), 4) == 4  # 4 rows first
+        assert trace.batch_cut(np.array([1, 1]), 4) is None  # neither yet: wait for more rows
+        assert trace.batch_cut(np.array([25, 1]), 4) == 1  # one wide row is a batch of its own
+
+
+def test_wide_rows_make_smaller_batches_and_clock_flushes_keep_the_bytes(tmp_path, monkeypatch):
+    scenario = load_scenario("quickstart", SMALL)
+    monkeypatch.setattr(trace, "BATCH_WIDTH", 50)
+    run(scenario, tmp_path / "even")
+    reader = pa.ipc.open_file(str(tmp_path / "even" / "events.arrow"))
+    assert reader.num_record_batches > 3  # cut by the machines and PEs listed, not by 65,536 rows
     monkeypatch.setattr(trace, "FLUSH_SECONDS", 0.0)
     run(scenario, tmp_path / "flushed")
     for name in ("events.arrow", "jobs.arrow"):
