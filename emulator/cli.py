@@ -17,6 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from . import rundir, runner, scenario
+from .cli_errors import EXIT_INPUT, run_command
 from .cli_report import add_report
 from .cli_sweep import add_sweep
 from .cli_workloads import (
@@ -27,27 +28,23 @@ from .cli_workloads import (
     load_run_scenario,
     workload_run_arguments,
 )
-from .config import ScenarioError
 from .metrics import jobs_sentence
-from .policies import PolicyError
 from .progress import RunProgress
 from .timing import format_timing
 
-EXIT_USAGE = 2
+EXIT_USAGE = EXIT_INPUT
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``gridemu`` command; exit codes in :mod:`emulator.cli_errors` (and the README)."""
     parser = _parser()
     args = parser.parse_args(argv)
-    try:
-        return args.command(args)
-    except (ScenarioError, PolicyError, FileExistsError, FileNotFoundError) as err:
-        print(f"gridemu: error: {err}", file=sys.stderr)
-        return EXIT_USAGE
+    return run_command(lambda: args.command(args), debug=args.debug)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gridemu", description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="show the traceback of any failure")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
     for add in COMMANDS:
         add(sub)

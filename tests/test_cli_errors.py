@@ -1,0 +1,99 @@
+"""The CLI's one error path: a line on stderr and a documented exit code, never a traceback."""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from emulator import runner
+from emulator.cli import main
+from emulator.cli_errors import EXIT_EMULATION, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_IO, EXIT_TERMINATED
+
+from .conftest import shared_path
+
+
+def one_line(capsys) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    return err
+
+
+def test_a_truncated_compressed_trace(tmp_path, capsys):
+    line = b"%d 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 -1 -1 -1\n"
+    whole = gzip.compress(b"; MaxProcs: 4\n" + b"".join(line % i for i in range(1, 2000)))
+    trace = tmp_path / "cut.swf.gz"
+    trace.write_bytes(whole[: len(whole) // 2])
+    assert main(["run", "--swf", str(trace), "--quiet", "--out", str(tmp_path / "run")]) == EXIT_INPUT
+    assert "ends early" in one_line(capsys)
+
+
+def test_a_scenario_that_is_not_utf8(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b'name = "caf\xe9"\n')
+    assert main(["run", str(bad), "--quiet"]) == EXIT_INPUT
+    assert "not UTF-8" in one_line(capsys)
+
+
+def test_virtual_time_that_cannot_advance_is_an_emulation_failure(tmp_path, capsys):
+    raw = tmp_path / "late.toml"
+    raw.write_text(
+        'name = "late"\n[[clusters]]\nname = "a"\nmachines = [{cpus = 1, mips = 1.0}]\n'
+        '[workload]\nsource = "gridlets"\ngridlets = [{id = 1, length = 1.0, cpus = 1, submit = 1e17}]\n'
+    )
+    assert main(["run", str(raw), "--quiet", "--out", str(tmp_path / "run")]) == EXIT_EMULATION
+    assert "cannot advance past 1e+17" in one_line(capsys)
+
+
+@pytest.mark.parametrize(
+    ("failure", "code", "says"),
+    [
+        (
+            OSError(errno.ENOSPC, "No space left on device", "runs/x/events.arrow.part"),
+            EXIT_IO,
+            "No space left",
+        ),
+        (PermissionError(errno.EACCES, "Permission denied", "runs/x"), EXIT_IO, "runs/x: Permission denied"),
+        (KeyboardInterrupt(), EXIT_INTERRUPTED, "interrupted; the files written so far are kept"),
+    ],
+)
+def test_disk_failures_and_ctrl_c(tmp_path, capsys, monkeypatch, failure, code, says):
+    def failing(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(runner, "run", failing)
+    assert main(["run", "quickstart", "--quiet", "--out", str(tmp_path / "run")]) == code
+    assert says in one_line(capsys)
+    with pytest.raises(type(failure)):
+        main(["--debug", "run", "quickstart", "--quiet", "--out", str(tmp_path / "run")])
+
+
+def test_sigterm_keeps_the_partial_trace_and_exits_143(tmp_path):
+    trace = shared_path("traces", "KTH-SP2-1996-2.1-cln.swf.gz")
+    out = tmp_path / "run"
+    argv = [sys.executable, "-m", "emulator.cli", "run", "--swf", str(trace), "--quiet", "--out", str(out)]
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (out / "events.arrow.part").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=60)
+    if child.returncode == 0:
+        pytest.skip("the run finished before the signal")  # a very fast machine
+    assert child.returncode == EXIT_TERMINATED
+    assert err.startswith("gridemu: terminated; the files written so far are kept") and "Traceback" not in err
+    assert (out / ".running").exists()  # stranded, and said so by inspect
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    argv = [sys.executable, "-m", "emulator.cli", "run", "quickstart", "--quiet", "--set", "workload.jobs=50"]
+    argv += ["--out", str(tmp_path / "run")]
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()  # like `| head -0`: the reader is gone before the summary is printed
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=60) == 0 and "Traceback" not in err
