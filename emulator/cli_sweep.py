@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import progress, sweep
+from . import progress, rundir, sweep
 from . import scenario as scenarios
 from .config import ScenarioError
 
@@ -124,7 +124,4 @@ def _ray(address: str | None) -> sweep.Executor:
 
 
 def _default_dir(name: str, root: Path = Path("runs")) -> Path:
-    n = 1
-    while (path := root / f"sweep-{name}-{n:03d}").exists():
-        n += 1
-    return path
+    return rundir.default_dir(f"sweep-{name}", None, root)

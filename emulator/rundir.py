@@ -12,6 +12,7 @@ run had flushed.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -29,13 +30,26 @@ class RunDirError(FileExistsError):
     """A run directory that cannot be claimed: in use, holding another run, or not a run's at all."""
 
 
-def default_dir(name: str, seed: int, root: Path = Path("runs")) -> Path:
-    """``root/<name>-seed<seed>-NNN``, created here: a fresh directory, never an earlier run's (the
-    ``mkdir`` is the claim, so two runs started at once get two numbers)."""
+def safe_name(name: str) -> str:
+    """``name`` as one plain path component: a scenario's name never places output elsewhere
+    (``"/tmp/x"`` and ``"../x"`` become ``"_tmp_x"`` and ``"_x"``).
+
+    >>> safe_name("../../etc"), safe_name("KTH-SP2 (1996)")
+    ('_._.._etc', 'KTH-SP2__1996_')
+    """
+    plain = re.sub(r"[^A-Za-z0-9._+-]", "_", name)
+    return "_" + plain[1:] if plain.startswith(".") else plain or "_"
+
+
+def default_dir(name: str, seed: int | None, root: Path = Path("runs")) -> Path:
+    """``root/<name>-seed<seed>-NNN`` (``<name>-NNN`` without a seed), created here: a fresh
+    directory, never an earlier run's (the ``mkdir`` is the claim, so two runs started at once get
+    two numbers). ``name`` is made a plain component first (:func:`safe_name`)."""
     root.mkdir(parents=True, exist_ok=True)
+    stem = safe_name(name) + ("" if seed is None else f"-seed{seed}")
     n = 1
     while True:
-        path = root / f"{name}-seed{seed}-{n:03d}"
+        path = root / f"{stem}-{n:03d}"
         try:
             path.mkdir()
             return path

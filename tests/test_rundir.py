@@ -122,3 +122,13 @@ def test_wide_rows_make_smaller_batches_and_clock_flushes_keep_the_bytes(tmp_pat
     run(scenario, tmp_path / "flushed")
     for name in ("events.arrow", "jobs.arrow"):
         assert (tmp_path / "even" / name).read_bytes() == (tmp_path / "flushed" / name).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("name", "made"), [("/tmp/x", "_tmp_x"), ("../x", "_._x"), ("..", "_."), ("a b", "a_b")]
+)
+def test_a_scenario_name_never_places_output_outside_runs(tmp_path, monkeypatch, name, made):
+    monkeypatch.chdir(tmp_path)
+    scenario = load_scenario("quickstart", [*SMALL, f"name={name}"])
+    out = run(scenario).out_dir
+    assert out.resolve().parent == (tmp_path / "runs").resolve() and out.name == f"{made}-seed1-001"
