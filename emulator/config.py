@@ -93,19 +93,19 @@ class Table:
             name, str, default, check=lambda v: v in options, expected=f"one of {', '.join(options)}"
         )
 
-    def pair(self, name: str, default: tuple, integer: bool = False) -> tuple:
-        """A ``[low, high]`` range."""
+    def pair(self, name: str, default: tuple, integer: bool = False, low: float = 0.0) -> tuple:
+        """A ``[low, high]`` range of finite numbers ``>= low`` (ranges of sizes, times and factors)."""
         value = self._raw(name, list(default))
         kind = int if integer else (int, float)
         if (
             not isinstance(value, list)
             or len(value) != 2
-            or not all(isinstance(v, kind) and not isinstance(v, bool) for v in value)
+            or not all(isinstance(v, kind) and not isinstance(v, bool) and math.isfinite(v) for v in value)
             or value[0] > value[1]
+            or value[0] < low
         ):
-            raise self.fail(
-                name, value, f"[low, high] with low <= high ({'integers' if integer else 'numbers'})"
-            )
+            noun = "integers" if integer else "finite numbers"
+            raise self.fail(name, value, f"[low, high] with {low:g} <= low <= high ({noun})")
         result = tuple(int(v) if integer else float(v) for v in value)
         self.effective[name] = list(result)
         return result

@@ -99,7 +99,8 @@ class Frontier:
         return {self.pids[i] for i in np.flatnonzero(earliest == earliest.min(initial=INF)).tolist()}
 
     def stalled(self, lbts: float) -> Stalled:
-        pid = self.pids[int(np.flatnonzero(self.earliest() == lbts)[0])]
+        earliest = self.earliest()
+        pid = self.pids[int(np.argmin(np.where(np.isnan(earliest), -INF, earliest)))]  # (NaN: that one)
         return Stalled(
             f"virtual time cannot advance past {lbts!r} at partition {pid}: its horizon is no later than "
             "its next event (a link latency too small for times this large?)"

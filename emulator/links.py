@@ -19,7 +19,7 @@ import math
 from dataclasses import replace
 
 from .config import ScenarioError, Table
-from .model import Cluster, Link
+from .model import MIN_LATENCY, Cluster, Link
 
 
 def read(stress: Table, clusters: list[Cluster]) -> tuple[list[Cluster], float]:
@@ -36,9 +36,7 @@ def read(stress: Table, clusters: list[Cluster]) -> tuple[list[Cluster], float]:
         time = t.number("time", low=0.0)
         if math.isinf(time):
             raise t.fail("time", time, "a finite time >= 0")
-        latency = t.number("latency", low=0.0, strict_low=True) if t.has("latency") else None
-        if latency is not None and math.isinf(latency):
-            raise t.fail("latency", latency, "a finite number > 0")
+        latency = t.number("latency", low=MIN_LATENCY, finite=True) if t.has("latency") else None
         bandwidth = _bandwidth(t)
         if latency is None and bandwidth is None:
             raise ScenarioError(

@@ -204,6 +204,11 @@ def link_clock(link: Link, changes: tuple[tuple[float, Link], ...] = ()) -> Link
     return ChangingLinkClock(link, changes) if changes else LinkClock(link)
 
 
+MIN_LATENCY = 1e-6
+"""The least link latency a scenario may give (s): the coordinator's lookahead. Below it, at the times
+of long traces (1e9 s and more), a latency is lost in float rounding and virtual time cannot advance."""
+
+
 @dataclass(frozen=True)
 class Cluster:
     """A cluster (GridSim: GridResource): machines, a license pool, a local policy, a link.

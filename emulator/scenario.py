@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from . import failures as failure_keys
 from . import links
 from .config import ScenarioError, Table
-from .model import PLACEMENTS, USER_CLASSES, Cluster, Job, Link, Machine, Platform
+from .model import MIN_LATENCY, PLACEMENTS, USER_CLASSES, Cluster, Job, Link, Machine, Platform
 from .policies import LOCAL, META, PolicyError, PolicySpec
 
 WORKLOAD_STREAM = 1 << 30
@@ -265,7 +265,7 @@ def _clusters(
             expected="a unique, non-empty name",
         )
         names.add(name)
-        latency = t.number("latency", 1.0, low=0.0, strict_low=True)
+        latency = t.number("latency", 1.0, low=MIN_LATENCY, finite=True)
         bandwidth = _bandwidth(t)
         licenses = t.table("licenses", {})
         pool = {lic: licenses.number(lic, low=0, integer=True) for lic in sorted(licenses.data)}

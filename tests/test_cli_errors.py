@@ -97,3 +97,34 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     child.stdout.close()  # like `| head -0`: the reader is gone before the summary is printed
     err = child.stderr.read().decode()
     assert child.wait(timeout=60) == 0 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [
+        ("clusters.0.latency=1e-20", "'clusters[0].latency' = 1e-20: expected a finite number >= 1e-06"),
+        ("clusters.0.latency=inf", "'clusters[0].latency' = inf: expected a finite number >= 1e-06"),
+        ("workload.mean_interarrival=inf", "'workload.mean_interarrival' = inf: expected a finite number"),
+        ("workload.cpus=[-5,-1]", "'workload.cpus' = [-5, -1]: expected [low, high] with 1 <= low"),
+        ("workload.runtime_factor=[nan,1.0]", "'workload.runtime_factor' = [nan, 1.0]: expected [low, high]"),
+    ],
+)
+def test_numbers_that_used_to_hang_or_wrap_are_refused_where_they_enter(tmp_path, capsys, setting, says):
+    argv = ["run", "quickstart", "--quiet", "--set", setting, "--out", str(tmp_path / "run")]
+    assert main(argv) == EXIT_INPUT
+    assert says in one_line(capsys)
+
+
+def test_trace_cpu_counts_beyond_32_bits_are_skipped_with_their_reason_not_wrapped(tmp_path, capsys):
+    trace = tmp_path / "wide.swf"
+    fields = "{id} 0 0 10 {cpus} -1 -1 {cpus} 10 -1 1 1 1 -1 1 -1 -1 -1\n"
+    trace.write_text(
+        "; MaxProcs: 4\n"
+        + "".join(fields.format(id=i, cpus=c) for i, c in ((1, 2**31), (2, 2**32 + 1), (3, 1)))
+    )
+    assert main(["run", "--swf", str(trace), "--quiet", "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "1 jobs: 1 finished" in out
+        and "field 5 (allocated processors) is '2147483648', not an integer <= 2147483647" in out
+    )

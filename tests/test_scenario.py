@@ -77,7 +77,7 @@ def test_same_seed_same_jobs_other_seed_other_jobs(tmp_path):
             ["meta.policy", "unknown meta policy 'best'", "least-load"],
         ),
         (GOOD.replace("cpus = 4", "cpus = -4"), ["clusters[0].machines[0].cpus", "-4", "integer >= 1"]),
-        (GOOD.replace("latency = 0.5", "latency = 0"), ["clusters[0].latency", "0.0", "> 0.0"]),
+        (GOOD.replace("latency = 0.5", "latency = 0"), ["clusters[0].latency", "0.0", ">= 1e-06"]),
         (GOOD.replace("jobs = 20", "jobs = 20\njbos = 3"), ["unknown key 'workload.jbos'"]),
         (
             GOOD.replace('source = "synthetic"', 'source = "csv"'),

@@ -37,6 +37,10 @@ TRACE_SOURCES = ("swf", "gwf", "alea", "arrow")
 PLATFORM_SOURCES = ("swf", "gwf", "alea", *PLATFORMS)
 
 
+MAY_BE_INFINITE = frozenset({"bandwidth"})
+"""Generator keys for which infinity means something (no transfer time); every other number is finite."""
+
+
 def workload_table(
     t: Table, source: str, platform: Platform, rng: np.random.Generator, base: Path, site: str
 ) -> tuple[pa.Table, list[str]]:
@@ -199,7 +203,7 @@ def read_spec(t: Table, defaults: Any) -> Any:
         elif typing.get_origin(hint) is tuple:
             integer = args[0] is int
             if len(args) == 2 and args[1] is not Ellipsis:
-                values[f.name] = t.pair(f.name, default, integer=integer)
+                values[f.name] = t.pair(f.name, default, integer=integer, low=1 if f.name == "cpus" else 0)
             else:
                 values[f.name] = _numbers(
                     t, f.name, default, integer, None if args[-1] is Ellipsis else len(args)
@@ -211,7 +215,8 @@ def read_spec(t: Table, defaults: Any) -> Any:
         elif hint is str:
             values[f.name] = t.get(f.name, str, default)
         else:
-            values[f.name] = t.number(f.name, default, low=0, integer=hint is int)
+            finite = f.name not in MAY_BE_INFINITE
+            values[f.name] = t.number(f.name, default, low=0, integer=hint is int, finite=finite)
     return replace(defaults, **values)
 
 
@@ -225,9 +230,11 @@ def _numbers(t: Table, name: str, default: tuple, integer: bool, length: int | N
         list(default),
         check=lambda v: (
             (len(v) == length if length else len(v) > 0)
-            and all(isinstance(x, kind) and not isinstance(x, bool) and x >= 0 for x in v)
+            and all(
+                isinstance(x, kind) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in v
+            )
         ),
-        expected=f"a list of {size}{what} >= 0",
+        expected=f"a list of {size}finite {what} >= 0",
     )
     result = tuple(int(x) if integer else float(x) for x in value)
     t.effective[name] = list(result)

@@ -149,6 +149,12 @@ class _Rows:
     undefined: np.ndarray
 
 
+MAX_CPUS = 2**31 - 1
+"""The most processors a job may ask for (the trace's ``cpus`` column is 32-bit): a line asking more is
+skipped with its reason, never wrapped to a negative or tiny count."""
+CPUS_EXPECTED = f"an integer <= {MAX_CPUS}"
+
+
 def _first_bad(checks: list[tuple[int, np.ndarray, np.ndarray]], n: int) -> np.ndarray:
     """Per row, the first field (in the rules' reading order) that is read and unreadable; 0 if none."""
     bad = np.zeros(n, np.int8)
@@ -174,6 +180,7 @@ def _gridsim(fields: Fields, opt: _Options) -> _Rows:
     (job, v1), (submit, v2) = ints(fields.column(1)), ints(fields.column(2))
     (run, v4), (alloc, v5) = ints(fields.column(4)), ints(fields.column(5))
     (req_procs, v8), (req_time, v9) = ints(fields.column(8)), ints(fields.column(9))
+    v5, v8 = v5 & (alloc <= MAX_CPUS), v8 & (req_procs <= MAX_CPUS)  # else a CPU count would wrap
     by_request = (req_procs == -1) | (req_procs == 0)
     if opt.runtime_field == 9:
         checks = [(1, every, v1), (2, every, v2), (9, every, v9), (4, v9 & (req_time == -1), v4)]
@@ -193,7 +200,7 @@ def _gridsim(fields: Fields, opt: _Options) -> _Rows:
         runtime=runtime,
         user=_user(fields),
         bad=_first_bad(checks, n),
-        expected=dict.fromkeys((1, 2, 4, 5, 8, 9), "an integer"),
+        expected={**dict.fromkeys((1, 2, 4, 9), "an integer"), 5: CPUS_EXPECTED, 8: CPUS_EXPECTED},
         unknown=lambda f, rows: [""] * len(rows),
         undefined=np.zeros(n, bool),
     )
@@ -209,6 +216,7 @@ def _pwa(fields: Fields, opt: _Options) -> _Rows:
     job, v1 = ints(fields.column(1))
     (submit, v2), (run, v4), (req_time, v9) = (reals(fields.column(k)) for k in (2, 4, 9))
     (alloc, v5), (req_procs, v8) = ints(fields.column(5)), ints(fields.column(8))
+    v5, v8 = v5 & (alloc <= MAX_CPUS), v8 & (req_procs <= MAX_CPUS)  # else a CPU count would wrap
     checks = [(1, every, v1), (2, every, v2), (4, every, v4), (9, every, v9), (5, every, v5)]
     checks.append((8, v5 & (alloc <= 0), v8))
     procs = np.where(alloc > 0, alloc, req_procs)
@@ -237,8 +245,8 @@ def _pwa(fields: Fields, opt: _Options) -> _Rows:
             2: "a number",
             4: "a number",
             9: "a number",
-            5: "an integer",
-            8: "an integer",
+            5: CPUS_EXPECTED,
+            8: CPUS_EXPECTED,
         },
         unknown=unknown,
         undefined=(submit < 0) | (run < 0) | (procs <= 0),
