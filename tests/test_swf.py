@@ -344,8 +344,8 @@ def test_pwa_unknown_values_skip_the_job_with_a_reason(tmp_path, fields, reason)
         ({"req_time": "inf"}, 9, "requested time", "a number"),
         ({"submit": "1e999"}, 2, "submit time", "a number"),
         ({"submit": "1_000"}, 2, "submit time", "a number"),
-        ({"alloc": "4.0"}, 5, "allocated processors", "an integer"),
-        ({"alloc": 0, "req_procs": "2.5"}, 8, "requested processors", "an integer"),
+        ({"alloc": "4.0"}, 5, "allocated processors", "an integer <= 2147483647"),
+        ({"alloc": 0, "req_procs": "2.5"}, 8, "requested processors", "an integer <= 2147483647"),
     ],
 )
 def test_pwa_unreadable_number_skips_the_line_or_raises_when_strict(tmp_path, fields, number, name, expected):
