@@ -78,13 +78,18 @@ class Table:
         strict_low: bool = False,
         integer: bool = False,
         finite: bool = False,
+        high: float = math.inf,
     ) -> Any:
-        """A number ``>= low`` (``> low`` if ``strict_low``), an integer if asked, finite if ``finite``."""
+        """A number ``>= low`` (``> low`` if ``strict_low``) and ``<= high``, an integer if asked, finite
+        if ``finite``. Counts get a ``high``: a count of 1e12 is a typo, not a run to start."""
         kind = int if integer else float
         sign = ">" if strict_low else ">="
         noun = "an integer" if integer else "a finite number" if finite else "a number"
         what = f"{noun} {sign} {low}" if low > -math.inf else noun if finite else kind.__name__
-        bound = (lambda v: v > low) if strict_low else (lambda v: v >= low)
+        if high < math.inf:
+            what += f" and <= {high:g}"
+        above = (lambda v: v > low) if strict_low else (lambda v: v >= low)
+        bound = lambda v: above(v) and v <= high  # noqa: E731
         check = math.isfinite if finite else (lambda v: not (isinstance(v, float) and math.isnan(v)))
         return self.get(name, kind, default, check=lambda v: check(v) and bound(v), expected=what)
 

@@ -204,6 +204,11 @@ def link_clock(link: Link, changes: tuple[tuple[float, Link], ...] = ()) -> Link
     return ChangingLinkClock(link, changes) if changes else LinkClock(link)
 
 
+MAX_MACHINES = 10**6
+"""Machines one cluster may have (a scenario's ``count``, a machines file's nodes)."""
+MAX_CPUS_PER_MACHINE = 2**20
+"""CPUs one machine may have."""
+
 MIN_LATENCY = 1e-6
 """The least link latency a scenario may give (s): the coordinator's lookahead. Below it, at the times
 of long traces (1e9 s and more), a latency is lost in float rounding and virtual time cannot advance."""

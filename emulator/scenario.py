@@ -22,7 +22,18 @@ import pyarrow.compute as pc
 from . import failures as failure_keys
 from . import links
 from .config import ScenarioError, Table
-from .model import MIN_LATENCY, PLACEMENTS, USER_CLASSES, Cluster, Job, Link, Machine, Platform
+from .model import (
+    MAX_CPUS_PER_MACHINE,
+    MAX_MACHINES,
+    MIN_LATENCY,
+    PLACEMENTS,
+    USER_CLASSES,
+    Cluster,
+    Job,
+    Link,
+    Machine,
+    Platform,
+)
 from .policies import LOCAL, META, PolicyError, PolicySpec
 
 WORKLOAD_STREAM = 1 << 30
@@ -273,8 +284,8 @@ def _clusters(
         spec = _policy(_PolicyTable(t), LOCAL, default_policy)
         machines = []
         for m in t.tables("machines"):
-            count = m.number("count", 1, low=1, integer=True)
-            cpus = m.number("cpus", low=1, integer=True)
+            count = m.number("count", 1, low=1, integer=True, high=MAX_MACHINES)
+            cpus = m.number("cpus", low=1, integer=True, high=MAX_CPUS_PER_MACHINE)
             mips = m.number("mips", low=0.0, strict_low=True)
             able = (
                 m.get(

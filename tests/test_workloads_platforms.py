@@ -45,7 +45,7 @@ def test_machines_file(tmp_path):
     [
         ("0 a 1 2\n", "line 1: 4 fields"),
         ("0 a x 2 1 1\n", "line 1: unreadable line"),
-        ("0 a 0 2 1 1\n", "nodes >= 1"),
+        ("0 a 0 2 1 1\n", "1 <= nodes"),
         ("0 a 1 2 1 1\n1 a 1 2 1 1\n", "line 2: cluster name a already used at line 1"),
         ("; nothing\n", "no cluster line"),
     ],

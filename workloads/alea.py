@@ -19,6 +19,7 @@ the scenario's ``mips``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -26,7 +27,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from emulator.model import PLACEMENTS, SINGLE, SPREAD
+from emulator.model import MAX_CPUS_PER_MACHINE, MAX_MACHINES, PLACEMENTS, SINGLE, SPREAD
 
 from .columns import TraceError
 from .swf import SWF, Layout, SwfTrace, read_swf
@@ -80,12 +81,16 @@ def read_machines(path: str | PathLike[str]) -> list[AleaCluster]:
                 f"unreadable line {line.strip()!r}",
                 "integers for id, nodes, cpus; numbers for speed, RAM",
             ) from None
-        if cluster.nodes < 1 or cluster.cpus_per_node < 1 or not cluster.speed > 0:
+        if not (
+            1 <= cluster.nodes <= MAX_MACHINES
+            and 1 <= cluster.cpus_per_node <= MAX_CPUS_PER_MACHINE
+            and 0 < cluster.speed < math.inf
+        ):
             raise TraceError(
                 str(path),
                 number,
                 f"cluster {cluster.name} has {line.strip()!r}",
-                "nodes >= 1, cpus >= 1, speed > 0",
+                f"1 <= nodes <= {MAX_MACHINES}, 1 <= cpus <= {MAX_CPUS_PER_MACHINE}, a finite speed > 0",
             )
         if cluster.name in names:
             raise TraceError(

@@ -37,6 +37,10 @@ TRACE_SOURCES = ("swf", "gwf", "alea", "arrow")
 PLATFORM_SOURCES = ("swf", "gwf", "alea", *PLATFORMS)
 
 
+MAX_COUNT = 10**7
+"""The largest count a generator key may give (jobs, machines): beyond it, a typo, not a run (ten
+million synthetic jobs take ~5 GB; the largest archive traces hold a few million)."""
+
 MAY_BE_INFINITE = frozenset({"bandwidth"})
 """Generator keys for which infinity means something (no transfer time); every other number is finite."""
 
@@ -216,7 +220,8 @@ def read_spec(t: Table, defaults: Any) -> Any:
             values[f.name] = t.get(f.name, str, default)
         else:
             finite = f.name not in MAY_BE_INFINITE
-            values[f.name] = t.number(f.name, default, low=0, integer=hint is int, finite=finite)
+            high = MAX_COUNT if hint is int else math.inf
+            values[f.name] = t.number(f.name, default, low=0, integer=hint is int, finite=finite, high=high)
     return replace(defaults, **values)
 
 
