@@ -9,6 +9,8 @@ from pathlib import Path
 from . import progress, rundir, sweep
 from . import scenario as scenarios
 from .config import ScenarioError
+from .policies import PolicyError
+from .sweep_pool import process_pool
 
 
 def add_sweep(sub) -> None:
@@ -39,6 +41,12 @@ def add_sweep(sub) -> None:
     )
     parser.add_argument("--ray-address", metavar="ADDRESS", help="join this Ray cluster (default: start one)")
     parser.add_argument("--workers", type=int, help="parallel runs with --backend inproc (default: CPUs)")
+    parser.add_argument(
+        "--point-timeout", type=float, metavar="SECONDS", help="stop a point running longer (inproc backend)"
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="continue the sweep in --out: skip the points it finished"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(command=run_sweep)
 
@@ -52,24 +60,18 @@ def run_sweep(args: argparse.Namespace) -> int:
     source = str(Path(args.scenario).resolve()) if Path(args.scenario).is_file() else args.scenario
     seed, sets = todo[0].overrides()
     first = scenarios.load(source, sets, seed=seed)  # a broken scenario fails here, once
-    out = args.out or _default_dir(first.name)
-    if out.exists() and any(out.iterdir()):
-        raise FileExistsError(f"{out}: sweep directory is not empty; pick another --out")
-    out.mkdir(parents=True, exist_ok=True)
-    execute = sweep.process_pool(args.workers) if args.backend == "inproc" else _ray(args.ray_address)
-    results = []
-    with progress.bar(len(todo), f"sweep {first.name}", "run", args.quiet) as runs:
-        for result in execute(source, todo):
-            sweep.write_point(out, result)
-            results.append(result)
-            runs.update(1)
-            if result.error:
-                runs.write(
-                    f"{result.point.name} {result.point.values} failed: {result.error.splitlines()[-1]}"
-                )
+    _validate(source, todo)
+    out = _sweep_dir(args, first.name)
+    results = [r for r in (sweep.finished(out, p) for p in todo) if r is not None] if args.resume else []
+    left = [p for p in todo if p.index not in {r.point.index for r in results}]
     keys = [key for key, _ in varies]
-    rows = sweep.table(results, keys)
-    sweep.write_tables(out, rows)
+    try:
+        _execute(args, source, left, out, results, first.name)
+    finally:  # interrupted or not, the tables say what every point became
+        ran = {r.point.index for r in results}
+        pending = [sweep.PointResult(p, error=sweep.NOT_RUN) for p in todo if p.index not in ran]
+        rows = sweep.table([*results, *pending], keys)
+        sweep.write_tables(out, rows)
     print(format_comparison(sweep.compare(rows, keys), [k for k in keys if k != "seed"]))
     failed = [r for r in results if r.error]
     done = len(results) - len(failed)
@@ -77,6 +79,41 @@ def run_sweep(args: argparse.Namespace) -> int:
     for result in sorted(failed, key=lambda r: r.point.index):
         print(f"failed: {result.point.name} {result.point.values}: {result.error}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _validate(source: str, todo: list[sweep.Point]) -> None:
+    """Load every point's scenario before any runs: a bad value fails the sweep at once, naming it."""
+    for point in todo[1:]:
+        seed, sets = point.overrides()
+        try:
+            scenarios.load(source, sets, seed=seed)
+        except (ScenarioError, PolicyError) as err:
+            raise ScenarioError(f"sweep point {point.name} {point.values}: {err}") from None
+
+
+def _sweep_dir(args: argparse.Namespace, name: str) -> Path:
+    out = args.out or _default_dir(name)
+    if out.exists() and any(out.iterdir()) and not args.resume:
+        raise FileExistsError(f"{out}: sweep directory is not empty; pick another --out, or --resume it")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _execute(args, source: str, left: list[sweep.Point], out: Path, results: list, name: str) -> None:
+    """Run the points ``left``, writing each point's folder as it ends and appending to ``results``."""
+    if args.backend == "inproc":
+        execute = process_pool(args.workers, args.point_timeout)
+    else:
+        execute = _ray(args.ray_address)
+    with progress.bar(len(left), f"sweep {name}", "run", args.quiet) as runs:
+        for result in execute(source, left):
+            sweep.write_point(out, result)
+            results.append(result)
+            runs.update(1)
+            if result.error:
+                runs.write(
+                    f"{result.point.name} {result.point.values} failed: {result.error.splitlines()[-1]}"
+                )
 
 
 def _apply_recipe(args: argparse.Namespace) -> None:

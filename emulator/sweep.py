@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import json
 import math
 import tempfile
 import tomllib
@@ -112,34 +113,44 @@ def run_point(scenario: str, point: Point) -> PointResult:
         with tempfile.TemporaryDirectory(prefix="gridemu-point-") as tmp:
             result = runner.run(loaded, Path(tmp) / "run")
             files = {name: (result.out_dir / name).read_bytes() for name in RUN_FILES}
-        grid = result.summary["grid"]
-        metrics = {m: grid.get(m) for m in METRICS}
-        metrics.update(
-            jobs_finished=result.summary["jobs"]["finished"],
-            jobs_rejected=result.summary["jobs"]["rejected"],
-            wall_seconds=result.summary["run"]["wall_seconds"],
-        )
-        return PointResult(point, metrics, files)
+        return PointResult(point, _metrics(result.summary), files)
     except Exception as err:  # a failed point must not lose the others
         detail = err if isinstance(err, ScenarioError) else traceback.format_exc(limit=3)
         return PointResult(point, error=f"{type(err).__name__}: {detail}".strip())
 
 
+def _metrics(summary: dict) -> dict[str, object]:
+    grid = summary["grid"]
+    metrics = {m: grid.get(m) for m in METRICS}
+    metrics.update(
+        jobs_finished=summary["jobs"]["finished"],
+        jobs_rejected=summary["jobs"]["rejected"],
+        wall_seconds=summary["run"]["wall_seconds"],
+    )
+    return metrics
+
+
+def finished(out_dir: Path, point: Point) -> PointResult | None:
+    """The result of a point an earlier run of this sweep finished (``--resume``), from its folder."""
+    summary = out_dir / point.name / "summary.json"
+    if not summary.is_file():
+        return None
+    return PointResult(point, _metrics(json.loads(summary.read_text())))
+
+
+NOT_RUN = "NotRun: the sweep stopped before this point ran (`--resume` runs it)"
+
+
+def status(result: PointResult) -> str:
+    """``ok``, ``failed``, ``timeout`` or ``not run``: the sweep table's status column."""
+    if not result.error:
+        return "ok"
+    return {"Timeout": "timeout", "NotRun": "not run"}.get(result.error.partition(":")[0], "failed")
+
+
 Executor = Callable[[str, list[Point]], Iterator[PointResult]]
-"""Runs the points (in any order, in parallel) and yields each result as it completes."""
-
-
-def process_pool(workers: int | None = None) -> Executor:
-    """The executor without Ray: one process per run, ``workers`` at a time (default: CPUs)."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    def execute(scenario: str, todo: list[Point]) -> Iterator[PointResult]:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(run_point, scenario, p) for p in todo]
-            for future in as_completed(futures):
-                yield future.result()
-
-    return execute
+"""Runs the points (in any order, in parallel) and yields each result as it completes
+(:func:`emulator.sweep_pool.process_pool`, :func:`actors.ray_tasks`)."""
 
 
 def write_point(out_dir: Path, result: PointResult) -> None:
@@ -160,7 +171,7 @@ def table(results: list[PointResult], keys: list[str]) -> pa.Table:
     columns: dict[str, list] = {"point": [r.point.index for r in results]}
     for key in keys:
         columns[key] = [_plain(r.point.values[key]) for r in results]
-    columns["status"] = ["failed" if r.error else "ok" for r in results]
+    columns["status"] = [status(r) for r in results]
     columns["error"] = [r.error or None for r in results]
     for metric in (*METRICS, "jobs_finished", "jobs_rejected", "wall_seconds"):
         columns[metric] = [r.metrics.get(metric) for r in results]

@@ -63,7 +63,8 @@ from emulator import coordinator, load_scenario, run
 from emulator.horizons import Links
 from emulator.runner import build_partitions
 from emulator.scenario import Scenario, parse
-from emulator.sweep import points, process_pool, run_point
+from emulator.sweep import points, run_point
+from emulator.sweep_pool import process_pool
 
 PARTITIONS = (1, 2, 4, 16)
 REPEATS = 3

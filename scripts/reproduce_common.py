@@ -3,7 +3,7 @@
 A reproduction is a list of *series* (a label and the ``--set`` overrides that
 make it: a policy case, a grid size...), each run over a list of x values (one
 scenario key) and seeds. Every run is an :func:`emulator.sweep.run_point` on a
-process pool (:func:`emulator.sweep.process_pool`); only its ``summary.json``
+process pool (:func:`emulator.sweep_pool.process_pool`); only its ``summary.json``
 is kept. Means come with 95% confidence half-widths over seeds
 (:func:`emulator.sweep.mean_ci`).
 """
@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from emulator.sweep import Point, mean_ci, points, process_pool
+from emulator.sweep import Point, mean_ci, points
+from emulator.sweep_pool import process_pool
 
 
 @dataclass

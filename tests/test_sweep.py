@@ -46,37 +46,75 @@ def test_mean_and_95_percent_interval():
     assert mean_ci([5.0]) == (5.0, 0.0) and mean_ci([]) is None
 
 
-def test_a_sweep_writes_every_point_and_reports_failures(tmp_path, capsys):
+def sweep_argv(out, *more: str) -> list[str]:
+    fixed = ["--workers", "2", "--set", "workload.jobs=60"]
+    return ["sweep", "quickstart", "--quiet", "--out", str(out), *fixed, *more]
+
+
+VARY = ["--vary", "meta.policy=least-load,random", "--vary", "seed=1..2"]
+
+
+def test_every_point_is_checked_before_any_runs(tmp_path, capsys):
     out = tmp_path / "sweep"
-    code = main(
-        [
-            "sweep",
-            "quickstart",
-            "--quiet",
-            "--out",
-            str(out),
-            "--workers",
-            "2",
-            "--set",
-            "workload.jobs=60",
-            "--vary",
-            "meta.policy=least-load,nope",
-            "--vary",
-            "seed=1..2",
-        ]
-    )
+    assert main(sweep_argv(out, "--vary", "meta.policy=least-load,nope", "--vary", "seed=1..2")) == 2
+    assert "sweep point point-002 {'meta.policy': 'nope', 'seed': 1}" in capsys.readouterr().err
+    assert not out.exists() or not any(out.iterdir())  # nothing ran
+
+
+def test_a_sweep_writes_every_point_and_a_failing_point_leaves_the_others(tmp_path, capsys, monkeypatch):
+    from emulator import sweep
+
+    real = sweep.run_point
+
+    def flaky(scenario, point):  # runs in the point's own process
+        if point.index == 2:
+            raise SystemExit(3)  # the process dies without an answer
+        return real(scenario, point)
+
+    monkeypatch.setattr("emulator.sweep_pool.run_point", flaky)
+    out = tmp_path / "sweep"
+    code = main(sweep_argv(out, *VARY))
     assert code == 1
     captured = capsys.readouterr()
-    assert "2 of 4 runs done" in captured.out and "unknown meta policy 'nope'" in captured.err
+    assert "3 of 4 runs done" in captured.out and "died (exit code 3)" in captured.err
     rows = pa.ipc.open_file(str(out / "sweep.arrow")).read_all().to_pylist()
     assert [(r["point"], r["meta.policy"], r["seed"], r["status"]) for r in rows] == [
         (0, "least-load", 1, "ok"),
         (1, "least-load", 2, "ok"),
-        (2, "nope", 1, "failed"),
-        (3, "nope", 2, "failed"),
+        (2, "random", 1, "failed"),
+        (3, "random", 2, "ok"),
     ]
-    assert sorted(p.name for p in out.iterdir()) == ["point-000", "point-001", "sweep.arrow", "sweep.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "point-000",
+        "point-001",
+        "point-003",
+        "sweep.arrow",
+        "sweep.csv",
+    ]
     # a point's run is the run of its scenario: byte for byte
     direct = run(load_scenario("quickstart", ["workload.jobs=60"], seed=2), tmp_path / "direct")
     assert (out / "point-001" / "events.arrow").read_bytes() == (direct.out_dir / "events.arrow").read_bytes()
-    assert rows[1]["jobs_finished"] == 60 and rows[2]["error"].startswith("ScenarioError")
+    assert rows[1]["jobs_finished"] == 60 and rows[2]["error"].startswith("WorkerDied")
+    # --resume runs only what did not finish
+    monkeypatch.setattr("emulator.sweep_pool.run_point", real)
+    assert (
+        main([*sweep_argv(out, "--vary", "meta.policy=least-load,random", "--vary", "seed=1..2"), "--resume"])
+        == 0
+    )
+    assert "4 of 4 runs done" in capsys.readouterr().out
+    assert (out / "point-002" / "summary.json").is_file()
+
+
+def test_a_point_over_its_timeout_is_stopped_and_marked(tmp_path, capsys, monkeypatch):
+    import time as clock
+
+    def slow(scenario, point):
+        clock.sleep(60)
+
+    monkeypatch.setattr("emulator.sweep_pool.run_point", slow)
+    monkeypatch.setattr("emulator.sweep_pool.POLL_SECONDS", 0.05)
+    out = tmp_path / "sweep"
+    assert main(sweep_argv(out, "--vary", "seed=1..2", "--point-timeout", "0.3")) == 1
+    rows = pa.ipc.open_file(str(out / "sweep.arrow")).read_all().to_pylist()
+    assert [r["status"] for r in rows] == ["timeout", "timeout"]
+    assert "still running after --point-timeout 0.3 s" in rows[0]["error"]
