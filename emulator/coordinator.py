@@ -220,127 +220,112 @@ def run(
     advanced that far; ``stats.end_time`` says where rows stop (inf: no tail).
     """
     stats = RunStats() if stats is None else stats
-    budget = EVENT_BUDGET if budget is None else budget
     started = time.perf_counter()
     grid = Frontier(links, transport.states())
     stats.startup_seconds += time.perf_counter() - started  # (hosts elsewhere build their partitions)
-    tick = _throttled(tick)
-    going = lambda: grid.busy or grid.carrying  # noqa: E731
-    _rounds(grid, transport, sink, stats, tick, budget, held_rows, going, hold_last=tail)
+    drive = _Drive(grid, transport, sink, stats, _throttled(tick), budget or EVENT_BUDGET, held_rows)
+    drive.rounds(lambda: bool(grid.busy or grid.carrying), hold_last=tail)
     if not tail:
         return stats
     last = max((end for end, _ in transport.timelines().values()), default=-math.inf)
     lookahead = min((lat for into in links.into.values() for _, lat in into), default=math.inf)
     drain = last + lookahead
-    _rounds(
-        grid,
-        transport,
-        sink,
-        stats,
-        tick,
-        budget,
-        held_rows,
-        lambda: bool((grid.earliest() < drain).any()),
-        cap=(drain, last),
-    )
+    drive.rounds(lambda: bool((grid.earliest() < drain).any()), cap=(drain, last))
     stats.end_time = tail_end([times for _, times in transport.timelines().values()], last, lookahead)
     return stats
 
 
-def _rounds(
-    grid: Frontier,
-    transport: Transport,
-    sink: Sink,
-    stats: RunStats,
-    tick: Callable[[], None],
-    budget: int,
-    held_rows: int,
-    going: Callable[[], bool],
-    cap: tuple[float, float] = (math.inf, math.inf),
-    hold_last: bool = False,
-) -> int:
-    """Rounds while ``going()``; ``cap``: no horizon past its first item, no watermark past its second;
-    ``hold_last``: the last round releases no rows.
+@dataclass
+class _Drive:
+    """One run's coordinator: the partitions' standing, the transport, the sink and the budgets."""
 
-    Returns the rows the sink holds.
-    """
-    clock = time.perf_counter
-    held = 0
-    until, written = cap
-    while going():
-        lbts = float(grid.earliest().min(initial=math.inf))
-        if lbts == math.inf:
-            break
-        horizon = np.minimum(grid.horizons(), until)
-        if hasattr(transport, "submit") and grid.free(horizon):
-            return _free_run(grid, transport, sink, stats, tick, budget, held_rows, going, hold_last)
-        laggards = None
-        if held > held_rows:
-            laggards = grid.laggards()
-            stats.throttled += 1
-        calls = grid.calls(horizon, laggards)
-        if not calls:
-            raise grid.stalled(lbts)
-        started = clock()
-        results = transport.advance(calls, share(budget, len(calls)))
-        stats.barrier_seconds += clock() - started - transport.compute_seconds
-        stats.compute_seconds += transport.compute_seconds
-        _count_partition_seconds(stats, transport)
-        stats.messages += grid.apply(results)
-        stats.rounds += 1
-        stats.calls += len(results)
-        stats.virtual_time = lbts
-        watermark = min(grid.watermark(horizon), written)
-        if hold_last and not going():  # rows past the foreground's end wait for the tail's limit
-            watermark = -math.inf
-        held = sink(watermark, results)
-        tick()
-    return held
+    grid: Frontier
+    transport: Transport
+    sink: Sink
+    stats: RunStats
+    tick: Callable[[], None]
+    budget: int
+    held_rows: int
+    held: int = 0  # rows the sink holds
 
-
-def _free_run(
-    grid: Frontier,
-    transport,
-    sink: Sink,
-    stats: RunStats,
-    tick: Callable[[], None],
-    budget: int,
-    held_rows: int,
-    going: Callable[[], bool],
-    hold_last: bool,
-) -> int:
-    """No partition can ever reach another: each host gets its next call as soon as it answers.
-
-    For transports whose hosts run in parallel (``submit``/``collect``/``idle``,
-    the Ray transport): no barrier at all between them. A partition in flight
-    keeps the standing it had when called, a valid lower bound for the
-    watermark. Returns the rows the sink holds.
-    """
-    infinite = np.full(len(grid.pids), math.inf)
-    held = 0
-    while True:
-        if going():
-            wanted = transport.idle()
-            if held > held_rows:
-                wanted &= grid.laggards()
+    def rounds(
+        self,
+        going: Callable[[], bool],
+        cap: tuple[float, float] = (math.inf, math.inf),
+        hold_last: bool = False,
+    ) -> None:
+        """Rounds while ``going()``; ``cap``: no horizon past its first item, no watermark past its
+        second; ``hold_last``: the last round releases no rows."""
+        grid, transport, stats = self.grid, self.transport, self.stats
+        clock = time.perf_counter
+        until, written = cap
+        while going():
+            lbts = float(grid.earliest().min(initial=math.inf))
+            if lbts == math.inf:
+                break
+            horizon = np.minimum(grid.horizons(), until)
+            if hasattr(transport, "submit") and grid.free(horizon):
+                return self.free_run(going, hold_last)
+            laggards = None
+            if self.held > self.held_rows:
+                laggards = grid.laggards()
                 stats.throttled += 1
-            calls = grid.calls(infinite, wanted)
-            if calls:
-                transport.submit(calls, share(budget, len(calls)))
-        if not transport.in_flight():
-            return held
-        results = transport.collect()
-        stats.compute_seconds += transport.compute_seconds
-        _count_partition_seconds(stats, transport)
-        grid.apply(results)
+            calls = grid.calls(horizon, laggards)
+            if not calls:
+                raise grid.stalled(lbts)
+            started = clock()
+            results = transport.advance(calls, share(self.budget, len(calls)))
+            stats.barrier_seconds += clock() - started - transport.compute_seconds
+            stats.virtual_time = lbts
+            self._took(results)
+            watermark = min(grid.watermark(horizon), written)
+            if hold_last and not going():  # rows past the foreground's end wait for the tail's limit
+                watermark = -math.inf
+            self._release(watermark, results)
+
+    def free_run(self, going: Callable[[], bool], hold_last: bool) -> None:
+        """No partition can ever reach another: each host gets its next call as soon as it answers.
+
+        For transports whose hosts run in parallel (``submit``/``collect``/``idle``,
+        the Ray transport): no barrier at all between them. A partition in flight
+        keeps the standing it had when called, a valid lower bound for the
+        watermark.
+        """
+        grid, transport = self.grid, self.transport
+        infinite = np.full(len(grid.pids), math.inf)
+        while True:
+            if going():
+                wanted = transport.idle()
+                if self.held > self.held_rows:
+                    wanted &= grid.laggards()
+                    self.stats.throttled += 1
+                self._submit(grid.calls(infinite, wanted))
+            if not transport.in_flight():
+                return
+            results = transport.collect()
+            self._took(results)
+            if (
+                going() and self.held <= self.held_rows
+            ):  # the host that answered works on while the sink writes
+                self._submit(grid.calls(infinite, transport.idle()))
+            self._release(grid.watermark(infinite) if going() or not hold_last else -math.inf, results)
+
+    def _submit(self, calls: Calls) -> None:
+        if calls:
+            self.transport.submit(calls, share(self.budget, len(calls)))
+
+    def _took(self, results: Results) -> None:
+        """A call's or a round's results into the standing and the counts."""
+        stats = self.stats
+        stats.compute_seconds += self.transport.compute_seconds
+        _count_partition_seconds(stats, self.transport)
+        stats.messages += self.grid.apply(results)
         stats.rounds += 1
         stats.calls += len(results)
-        if going() and held <= held_rows:  # the host that answered works on while the sink writes
-            calls = grid.calls(infinite, transport.idle())
-            if calls:
-                transport.submit(calls, share(budget, len(calls)))
-        held = sink(grid.watermark(infinite) if going() or not hold_last else -math.inf, results)
-        tick()
+
+    def _release(self, watermark: float, results: Results) -> None:
+        self.held = self.sink(watermark, results)
+        self.tick()
 
 
 def _count_partition_seconds(stats: RunStats, transport: Transport) -> None:
