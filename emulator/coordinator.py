@@ -304,9 +304,7 @@ class _Drive:
                 return
             results = transport.collect()
             self._took(results)
-            if (
-                going() and self.held <= self.held_rows
-            ):  # the host that answered works on while the sink writes
+            if going() and self.held <= self.held_rows:  # it works on while the sink writes
                 self._submit(grid.calls(infinite, transport.idle()))
             self._release(grid.watermark(infinite) if going() or not hold_last else -math.inf, results)
 
