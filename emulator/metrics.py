@@ -295,6 +295,8 @@ def _usage_deltas(
     before arriving cannot drive a count negative. Clusters flagged in ``per_machine``
     count copies in use per (machine, license) (:func:`_machine_copies`).
     """
+    needed = ["time", "kind", "job", "cluster", "info", *(["machines"] if any(per_machine) else [])]
+    events = events.select([name for name in needed if name in events.column_names])  # filter copies
     kind = events.column("kind")
     cluster = numbers(events, "cluster", INT)
     keep = (cluster >= 0) & pc.is_in(kind, pa.array(ENTER + LEAVE + RUN + STOP)).to_numpy()
