@@ -9,7 +9,7 @@ machine index first). Machine order can be changed (e.g. fastest first).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -18,30 +18,50 @@ from .resources import Plan, Resources
 
 
 def first_fit(
-    job: Job, free: np.ndarray, eligible: np.ndarray, order: np.ndarray | None = None
+    job: Job, free: np.ndarray, eligible: np.ndarray, order: np.ndarray | None = None, low: int = 0
 ) -> Plan | None:
     """The plan placing ``job`` on the free CPUs ``free`` now, or None if it does not fit.
 
     ``order``: machine indices in preference order (default: ascending index).
+    ``low``: without an order, no machine below it has a free CPU (where the search starts).
     """
+    if order is not None:
+        return _first_fit_ordered(job, free, eligible, order)
+    if low < free.size and free[low] >= job.cpus and eligible[low]:
+        return ((low, job.cpus),)  # the first machine with a free CPU holds the job (either placement)
     if job.placement == SINGLE:
-        fits = eligible & (free >= job.cpus)
-        if order is None:
-            hits = np.flatnonzero(fits)
-            return ((int(hits[0]), job.cpus),) if hits.size else None
-        hits = order[fits[order]]
-        return ((int(hits[0]), job.cpus),) if hits.size else None
-    usable = _usable_prefix(job.cpus, free, eligible) if order is None else np.where(eligible, free, 0)[order]
-    taken = np.cumsum(usable)
-    if taken.size == 0 or taken[-1] < job.cpus:
+        hits = np.flatnonzero(eligible[low:] & (free[low:] >= job.cpus))
+        return ((int(hits[0]) + low, job.cpus),) if hits.size else None
+    usable = _usable_prefix(job.cpus, free[low:], eligible[low:])
+    counts = _take_first(job.cpus, usable)
+    if counts is None:
         return None
-    last = int(np.searchsorted(taken, job.cpus))
-    counts = usable[: last + 1].copy()
-    counts[last] -= taken[last] - job.cpus
     used = np.flatnonzero(counts)
-    machines = used if order is None else order[used]
-    plan = zip(machines.tolist(), counts[used].tolist(), strict=True)
-    return tuple(plan) if order is None else tuple(sorted(plan))
+    return tuple(zip((used + low).tolist(), counts[used].tolist(), strict=True))
+
+
+def _first_fit_ordered(job: Job, free: np.ndarray, eligible: np.ndarray, order: np.ndarray) -> Plan | None:
+    """:func:`first_fit` taking machines in ``order``; the plan lists them ascending."""
+    if job.placement == SINGLE:
+        hits = order[(eligible & (free >= job.cpus))[order]]
+        return ((int(hits[0]), job.cpus),) if hits.size else None
+    counts = _take_first(job.cpus, np.where(eligible, free, 0)[order])
+    if counts is None:
+        return None
+    used = np.flatnonzero(counts)
+    return tuple(sorted(zip(order[used].tolist(), counts[used].tolist(), strict=True)))
+
+
+def _take_first(cpus: int, usable: np.ndarray) -> np.ndarray | None:
+    """CPUs taken from each of ``usable`` (a fresh array, changed in place), first ones first, or None
+    if they hold fewer than ``cpus``."""
+    taken = np.cumsum(usable)
+    if taken.size == 0 or taken[-1] < cpus:
+        return None
+    last = int(np.searchsorted(taken, cpus))
+    counts = usable[: last + 1]
+    counts[last] -= taken[last] - cpus
+    return counts
 
 
 SMALL_PLAN = 8
@@ -109,13 +129,31 @@ class Scratch:
     def __init__(self, res: Resources, order: np.ndarray | None = None) -> None:
         self.res = res
         self.order = order  # machines in preference order for every plan of the pass (None: by index)
-        self.free = res.free  # the live read-only view until the pass takes something: copied then
+        self._free = res.free  # the live read-only view until the pass takes something: copied then
+        self._taken: list[Plan] = []  # plans taken but not yet subtracted from _free
         self._own = False
+        self.low = res.first_free() if order is None else 0  # (taking only raises the first free one)
         self.total = res.free_cpus
         self.licenses = dict(res.free_licenses)
         self.held: set[tuple[int, str]] = set()
         self._failed: dict[tuple, int] = {}
         self._widest: int | None = None
+
+    @property
+    def free(self) -> np.ndarray:
+        """Free CPUs per machine as the pass leaves them. Taking only notes the plan: a pass that
+        starts one job and stops, the usual one on a large cluster, never copies the free counts."""
+        if self._taken:
+            if not self._own:
+                self._free, self._own = self._free.copy(), True
+            for plan in self._taken:
+                if len(plan) <= SMALL_PLAN:
+                    for m, n in plan:
+                        self._free[m] -= n
+                else:
+                    self._free -= plan_vector(plan, self._free.size)
+            self._taken = []
+        return self._free
 
     def widest(self) -> int:
         """Most CPUs still free on one machine: a single-machine job asking more cannot fit (lazy)."""
@@ -147,7 +185,7 @@ class Scratch:
         if job.licenses and not self.res.per_machine and not _enough(self.licenses, self.res.copies(job)):
             return None  # no plan can get the copies; says nothing about the CPUs
         free = self.free if cap is None else np.minimum(self.free, cap)
-        plan = first_fit(job, free, mask, self.order)
+        plan = first_fit(job, free, mask, self.order, self.low)
         if plan is None:
             self._failed[key] = min(job.cpus, self._failed.get(key, 1 << 62))
             return None
@@ -163,13 +201,7 @@ class Scratch:
             self.licenses[lic] -= n
         if self.res.per_machine:
             self.held.update((m, lic) for m, _ in plan for lic in job.licenses)
-        if not self._own:
-            self.free, self._own = self.free.copy(), True
-        if len(plan) <= SMALL_PLAN:
-            for m, n in plan:
-                self.free[m] -= n
-        else:
-            self.free -= plan_vector(plan, self.free.size)
+        self._taken.append(plan)
         self.total -= job.cpus
         self._widest = None
 
@@ -187,14 +219,49 @@ def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation |
     ``ends`` must cover every job holding resources (running, and started in
     this pass). Releases are applied one end time at a time, starting from what
     ``scratch`` says is free now; the reservation is the first end time after
-    which the job fits (CPUs and license copies), placed in ``scratch.order``. CPU feasibility is tracked
-    incrementally (the eligible free CPUs for a spread job, the released
-    machines for a single one), so the walk costs one step per released
-    machine. With copies counted per machine, a copy comes back when the last
-    job holding it on that machine ends, and the job needs a copy for each
-    machine of its plan that no job still running then holds. None when the
-    job would not fit even on an idle cluster.
+    which the job fits (CPUs and license copies), placed in ``scratch.order``.
+    None when the job would not fit even on an idle cluster.
+
+    The answer is kept on the resources and given again (a copy: callers use up
+    its spare resources) while its inputs are the same (the job, what is free,
+    the ends, the machine order) and ``now`` has not reached the reserved time.
+    The walk would find the same step then: ends before ``now`` only merge into
+    its first steps, where the job did not fit. So on a deep queue the passes
+    between two job ends (arrivals only) reserve once.
     """
+    res = scratch.res
+    memo = res.reservation_memo
+    if (
+        memo is not None
+        and memo[0] is job
+        and memo[1] <= now
+        and memo[2] is scratch.order
+        and memo[3] == ends
+        and memo[4] == scratch.licenses
+        and np.array_equal(memo[5], scratch.free)
+        and (memo[6] is None or now < memo[6].time)
+    ):
+        return _copy(memo[6])
+    reservation = _walk(job, now, scratch, ends)
+    res.reservation_memo = (job, now, scratch.order, list(ends), dict(scratch.licenses), scratch.free.copy())
+    res.reservation_memo += (reservation,)
+    return _copy(reservation)
+
+
+def _copy(reservation: Reservation | None) -> Reservation | None:
+    if reservation is None:
+        return None
+    return replace(
+        reservation, spare_cpus=reservation.spare_cpus.copy(), spare_licenses=dict(reservation.spare_licenses)
+    )
+
+
+def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | None:
+    """:func:`reserve`'s walk over the ends. CPU feasibility is tracked incrementally (the eligible
+    free CPUs for a spread job, the released machines for a single one), so it costs one step per
+    released machine. With copies counted per machine, a copy comes back when the last job holding
+    it on that machine ends, and the job needs a copy for each machine of its plan that no job still
+    running then holds."""
     res = scratch.res
     mask = res.eligible(job.licenses)
     usable = scratch.free[mask]

@@ -45,6 +45,9 @@ class Resources:
         self._eligible: dict[tuple[str, ...], np.ndarray] = {}
         self._masks: dict[bytes, np.ndarray] = {}
         self._copies: dict[tuple[str, ...], dict[str, int]] = {}
+        self._low = 0  # no machine below this one has a free CPU (see first_free)
+        self.reservation_memo: tuple | None = None
+        """The last reservation :func:`emulator.placement.reserve` made here, with its inputs."""
 
     def _expose_free(self) -> None:
         """``free``: a read-only view of the free counts, for policies (kept in step, never copied)."""
@@ -63,6 +66,26 @@ class Resources:
     @property
     def free_cpus(self) -> int:
         return self._free_total
+
+    def first_free(self) -> int:
+        """The lowest machine with a free CPU (the machine count if none): where first fit by index
+        starts looking.
+
+        Kept as a lower bound that releases and repairs lower and this call raises, so on a cluster
+        of thousands of machines it costs a search over only the machines filled since the last call.
+        """
+        free, low = self._free, self._low
+        if low < free.size and free[low]:
+            return low
+        step = 64
+        while low < free.size:
+            hits = np.flatnonzero(free[low : low + step])
+            if hits.size:
+                low += int(hits[0])
+                break
+            low, step = low + step, step * 4
+        self._low = low = min(low, free.size)
+        return low
 
     def eligible(self, licenses: tuple[str, ...]) -> np.ndarray:
         """Read-only mask of the machines able to run every license in ``licenses``.
@@ -201,6 +224,7 @@ class Resources:
         self._free_pes[m] = list(range(n))
         self.available[m] = n
         self.up_cpus += n
+        self._low = min(self._low, m)
 
     def release(self, job: Job, plan: Plan, machines: tuple[int, ...], pes: tuple[int, ...]) -> None:
         """Give back what :meth:`allocate` took."""
@@ -210,8 +234,12 @@ class Resources:
             pool.append(pe)
             if len(pool) > 1 and pool[-2] > pe:
                 pool.sort()
+        low = self._low
         for m, n in plan:
             self._free[m] += n
+            if m < low:
+                low = m
+        self._low = low
         self._free_total += len(pes)
         if not job.licenses:
             return

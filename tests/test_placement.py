@@ -1,0 +1,126 @@
+"""Placement helpers against plain-Python definitions: first fit from the first free machine, the
+first free machine kept through allocations, and reservations given again from their memo."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from emulator.model import SINGLE, SPREAD, Cluster, Job, Link, Machine
+from emulator.placement import Scratch, _walk, first_fit, reserve
+from emulator.resources import Resources
+
+
+def reference_first_fit(cpus: int, placement: str, free: list[int], eligible: list[bool]):
+    """First fit by machine index, one machine at a time (the definition)."""
+    if placement == SINGLE:
+        for m, (f, ok) in enumerate(zip(free, eligible, strict=True)):
+            if ok and f >= cpus:
+                return ((m, cpus),)
+        return None
+    plan, left = [], cpus
+    for m, (f, ok) in enumerate(zip(free, eligible, strict=True)):
+        if ok and f and left:
+            plan.append((m, min(f, left)))
+            left -= min(f, left)
+    return tuple(plan) if not left else None
+
+
+machines_strategy = st.lists(st.integers(0, 4), min_size=1, max_size=300)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    free=machines_strategy,
+    cpus=st.integers(1, 12),
+    placement=st.sampled_from([SINGLE, SPREAD]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_first_fit_from_the_first_free_machine_is_first_fit(free, cpus, placement, seed):
+    eligible = np.random.default_rng(seed).random(len(free)) < 0.8
+    array = np.array(free, dtype=np.int64)
+    low = int(np.flatnonzero(array)[0]) if array.any() else array.size
+    job = Job(1, 0.0, cpus, 10.0, placement=placement)
+    expected = reference_first_fit(cpus, placement, free, eligible.tolist())
+    assert first_fit(job, array, eligible) == expected
+    assert first_fit(job, array, eligible, low=low) == expected
+
+
+def cluster(cpus: list[int]) -> Cluster:
+    return Cluster("c", tuple(Machine(n, 100.0) for n in cpus), Link(1.0))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    cpus=st.lists(st.integers(1, 3), min_size=1, max_size=200),
+    steps=st.lists(st.tuples(st.sampled_from(["take", "give", "fail", "repair"]), st.integers(0, 10**6))),
+)
+def test_first_free_is_the_lowest_machine_with_a_free_cpu(cpus, steps):
+    res = Resources(cluster(cpus))
+    running: list[tuple] = []
+    for i, (step, pick) in enumerate(steps):
+        if step == "take" and res.free_cpus:
+            job = Job(i, 0.0, 1, 1.0)
+            plan = first_fit(job, res.free, np.ones(len(cpus), dtype=bool), low=res.first_free())
+            running.append((job, plan, *res.allocate(job, plan)))
+        elif step == "give" and running:
+            res.release(*running.pop(pick % len(running)))
+        elif step in ("fail", "repair"):
+            m = pick % len(cpus)
+            if step == "repair":
+                res.repair(m)
+            elif all(m not in plan_machines for _, _, plan_machines, _ in running):
+                res.fail(m)
+        nonzero = np.flatnonzero(res.free)
+        assert res.first_free() == (int(nonzero[0]) if nonzero.size else len(cpus))
+
+
+def test_a_reservation_is_given_again_until_its_inputs_change_or_its_time_comes():
+    res = Resources(cluster([2, 2]))
+    running = [Job(1, 0.0, 2, 10.0), Job(2, 0.0, 2, 30.0)]
+    for job, m in zip(running, (0, 1), strict=True):
+        res.allocate(job, ((m, 2),))
+    ends = [(10.0, ((0, 2),), ()), (30.0, ((1, 2),), ())]
+    head = Job(3, 0.0, 4, 5.0, placement=SPREAD)
+
+    first = reserve(head, 1.0, Scratch(res), ends)
+    assert (first.time, first.plan) == (30.0, ((0, 2), (1, 2)))
+    first.spare_cpus[0] = 99  # callers use up the spare CPUs: the memo must not see it
+    again = reserve(head, 5.0, Scratch(res), ends)
+    assert again is not first and again.spare_cpus.tolist() == [0, 0]
+    assert res.reservation_memo[1] == 1.0  # given from the memo, not walked again at 5
+
+    later = [(35.0, ((0, 2),), ()), (30.0, ((1, 2),), ())]
+    moved = reserve(head, 6.0, Scratch(res), sorted(later))
+    assert moved.time == 35.0 and res.reservation_memo[1] == 6.0  # other ends: walked again
+    assert reserve(head, 40.0, Scratch(res), sorted(later)).time == 40.0  # its time came: walked again
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ends=st.lists(st.tuples(st.floats(0, 100), st.integers(0, 3), st.integers(1, 2)), max_size=8),
+    cpus=st.integers(1, 8),
+    placement=st.sampled_from([SINGLE, SPREAD]),
+    nows=st.lists(st.floats(0, 120), min_size=1, max_size=5),
+)
+def test_the_memo_answers_what_a_fresh_walk_answers(ends, cpus, placement, nows):
+    res = Resources(cluster([2, 2, 2, 2]))
+    taken = np.zeros(4, dtype=np.int64)
+    running = []
+    for end, m, n in ends:
+        if taken[m] + n <= 2:
+            taken[m] += n
+            res.allocate(Job(len(running), 0.0, n, 1.0), ((m, n),))
+            running.append((end, ((m, n),), ()))
+    running.sort(key=lambda e: e[0])
+    head = Job(99, 0.0, cpus, 5.0, placement=placement)
+    for now in sorted(nows):
+        got, fresh = reserve(head, now, Scratch(res), running), _walk(head, now, Scratch(res), running)
+        assert (got is None) == (fresh is None)
+        if got is not None:
+            assert (got.time, got.plan, got.spare_cpus.tolist()) == (
+                fresh.time,
+                fresh.plan,
+                fresh.spare_cpus.tolist(),
+            )
