@@ -3,7 +3,9 @@
 A later job may start now only if it does not delay the head's reservation:
 it ends (by its estimate) before the reserved time, or it uses only CPUs and
 license copies the reservation leaves spare. Reservations are made over
-machines (not just CPU counts) and license copies.
+machines (not just CPU counts) and license copies. The queue is in arrival
+order unless ``order`` ranks it otherwise (:mod:`emulator.policies.ordering`):
+the first job of that order that cannot start gets the reservation.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 from ..model import SINGLE, Job
 from ..placement import Reservation, Scratch, reserve, speed
 from .local_base import Decision, LocalPolicy
+from .ordering import HALF_LIFE, QueueOrder
 from .registry import LOCAL
 
 
@@ -27,9 +30,17 @@ class Easy(LocalPolicy):
     when nothing fits, it could not change the decision.
     """
 
+    def __init__(self, *, order: str = "fcfs", half_life: float = HALF_LIFE, rng=None, cluster=None) -> None:
+        super().__init__(rng=rng, cluster=cluster)
+        self.order = QueueOrder(order, half_life)
+
     def schedule(self, view) -> list[Decision]:
-        deep = len(view.queue) > DEEP
-        return backfill(view, iter(view.queue.values()), Scratch(view.resources), in_queue_order=deep)
+        if self.order.arrival:
+            deep = len(view.queue) > DEEP
+            return backfill(view, iter(view.queue.values()), Scratch(view.resources), in_queue_order=deep)
+        starts = backfill(view, iter(self.order.ranked(view)), Scratch(view.resources))
+        self.order.started(view, starts)
+        return starts
 
 
 DEEP = 64
@@ -121,28 +132,31 @@ def _candidates(columns, head: Job, pass_: _Pass) -> Iterator[Job]:
     """
     start, cpus, work, fastest = columns.after(head.id)
     jobs = columns.jobs
-    fits = cpus <= pass_.scratch.total
     last = -1
-    for last in np.flatnonzero(fits).tolist():  # until the reservation is made (or the pass stops)
+    for last in np.flatnonzero(cpus <= pass_.scratch.total):  # until the reservation is made
         yield jobs[start + last]
         if pass_.reservation is not None:
             break
     else:
         return
-    ends = pass_.view.now + work / fastest  # on the fastest machine each job could use
-    shadow, scratch = pass_.reservation.time, pass_.scratch
-    rest = np.arange(last + 1, cpus.size)
-    while rest.size:
+    first = int(last) + 1
+    ends = pass_.view.now + work[first:] / fastest[first:]  # on the fastest machine each job could use
+    shadow, scratch, cpus = pass_.reservation.time, pass_.scratch, cpus[first:]
+    rest = None  # every job after ``first``, until a start shrinks the bounds
+    while True:
         total = scratch.total
         spare = int(np.minimum(scratch.free, np.maximum(pass_.spare, 0)).sum())  # spare and free now
-        c = cpus[rest]
-        rest = rest[(c <= total) & ((ends[rest] <= shadow) | (c <= spare))]
+        c, e = (cpus, ends) if rest is None else (cpus[rest], ends[rest])
+        keep = np.flatnonzero((c <= total) & ((e <= shadow) | (c <= spare)))
+        rest = keep if rest is None else rest[keep]
         for k, i in enumerate(rest.tolist()):
-            yield jobs[start + i]
+            yield jobs[start + first + i]
             if scratch.total != total:  # it started: the bounds shrank, filter the rest again
                 rest = rest[k + 1 :]
                 break
         else:
+            return
+        if not rest.size:
             return
 
 
