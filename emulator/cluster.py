@@ -137,7 +137,7 @@ class ClusterPartition:
         self._events: list[tuple] = []
         self._rows: list[tuple] = []
         self._outbox: list[Message] = []
-        self._changes: tuple[list[int], ...] = ([], [], [], [], [])
+        self._changes = Changes()  # what the next report tells
         self._queued_work = 0.0
         self.report = report
         self.backlog = Backlog() if report else None
@@ -248,11 +248,7 @@ class ClusterPartition:
             if self.period:
                 self._plan_tick()
             else:
-                self.schedule()
-                while self.queue and not self.running and len(events) == self._markers:
-                    if self._impaired:  # a repair, or the outage's end, will free something
-                        break
-                    self._reject_stuck()
+                self._pass()
             if self.report:
                 self._report()
             self.timeline.step(time, self.busy)
@@ -294,15 +290,15 @@ class ClusterPartition:
             original = job
         job = self.policy.admit(job)
         if local:
-            self._changes[4].append(job.id)
+            self._changes.local.append(job.id)
             if self._local_ids is not None:
                 self._local_ids.add(job.id)
         elif self._local_ids is not None and job is not original:
             self._originals[job.id] = original  # the job as dispatched, to send back
-        reason = self.cluster.fits(job)
-        if reason:
+        reason = self.cluster.refusal(job)
+        if reason is not None:
             self._rows.append((time, REJECT, job.id, index, 0, NO_CPUS, NO_CPUS, reason))
-            self._changes[3].append(job.id)
+            self._changes.rejected.append(job.id)
             return
         self.queue[job.id] = job
         self.columns.append(job, self.resources.fastest(job.licenses))
@@ -311,9 +307,18 @@ class ClusterPartition:
         self._queued_work += job.length
         if self.backlog is not None:
             self.backlog.queued(job)
-        self._changes[0].append(job.id)
+        self._changes.arrived.append(job.id)
         if self._down is not None and not local and self._down.queued == RETURN:
             self._send_back(job)
+
+    def _pass(self) -> None:
+        """A scheduling pass; then, while the queue is stuck (nothing runs, no event can free
+        anything: see :meth:`_reject_stuck`), its head is rejected and the rest get another pass."""
+        self.schedule()
+        while self.queue and not self.running and len(self._events) == self._markers:
+            if self._impaired:  # a repair, or the outage's end, will free something
+                break
+            self._reject_stuck()
 
     def schedule(self) -> None:
         """Run the policy on the current state and apply its decisions in order (starts, preemptions).
@@ -348,11 +353,7 @@ class ClusterPartition:
             self._plan_at == math.inf and self.queue and math.ceil(now / period) * period == now
         ):
             self._plan_at = math.inf
-            self.schedule()
-            while self.queue and not self.running and len(self._events) == self._markers:
-                if self._impaired:  # a repair, or the outage's end, will free something
-                    break
-                self._reject_stuck()
+            self._pass()
         if self.queue and self._plan_at == math.inf:
             k = math.floor(now / period) + 1
             while k * period <= now:  # float rounding
@@ -381,7 +382,7 @@ class ClusterPartition:
             self.backlog.unqueued(job)
         reason = f"cannot start on idle cluster {self.cluster.name} under policy {self.policy.name}"
         self._rows.append((self.now, REJECT, job.id, self.index, 0, NO_CPUS, NO_CPUS, reason))
-        self._changes[3].append(job.id)
+        self._changes.rejected.append(job.id)
         self.schedule()
 
     def _start(self, job: Job, plan: Plan, chosen: Pes | None = None) -> None:
@@ -414,7 +415,7 @@ class ClusterPartition:
             run.resumed(held.done, held.overhead)
             info = resume_info(held.kind, held.overhead)
             self._rows.append((self.now, RESUME, job.id, self.index, job.cpus, machines, pes, info))
-        self._changes[1].append(job.id)
+        self._changes.started.append(job.id)
         if self.backlog is not None:
             self.backlog.started(run)
         self.execution.started(self, run)  # (an exact-time model may set the estimated end here)
@@ -431,7 +432,7 @@ class ClusterPartition:
             self._running_priority.pop(job.id, None)
         self.resources.release(job, run.plan, run.machines, run.pes)
         self._rows.append((self.now, row, job.id, self.index, job.cpus, run.machines, run.pes, info))
-        self._changes[2].append(job.id)
+        self._changes.finished.append(job.id)
         if self.backlog is not None:
             self.backlog.finished(run)
 
@@ -621,7 +622,7 @@ class ClusterPartition:
         self._queued_work -= job.length if held is None else held.queued_work
         if self.backlog is not None:
             self.backlog.unqueued(job)
-        self._changes[3].append(job.id)  # left without finishing: the meta-scheduler's accounts drop it
+        self._changes.rejected.append(job.id)  # left without finishing: the meta-scheduler's accounts drop it
 
     def _lose(self, job: Job, kills: int) -> None:
         """A job killed more than ``max_kills`` times is lost: rejected, with the reason."""
@@ -700,38 +701,40 @@ class ClusterPartition:
             if at == now:
                 return True
             self._report_at = at
-            jobs_changed = any(self._changes[:4])  # else only news (failures, links): not worth staying for
+            jobs_changed = self._changes.of_jobs()  # else only news (failures, links): not worth staying for
             self._marker_at(self._report_at, _REPORT_DUE, _JOBS_CHANGED if jobs_changed else None)
         return False
 
     def _report(self) -> None:
         """Tell the meta-scheduler what changed: after each scheduling event, or at multiples of
         ``status_period`` (one report carrying every change since the last)."""
-        arrived, started, finished, rejected, local = self._changes
-        if not (arrived or started or finished or rejected or self._link_news or self._news):
+        changes = self._changes
+        if not (changes.of_jobs() or changes.local or self._link_news or self._news):
             return
         if self.status_period and not self._report_due():
             return
         backlog = self.backlog
+        latency, bandwidth = self._link_report
         status = Status(
-            len(self.queue),
-            len(self.running),
-            self.resources.free_cpus,
-            self._queued_work,
-            tuple(arrived),
-            tuple(started),
-            tuple(finished),
-            tuple(rejected),
-            tuple(local),
-            self.now,
-            backlog.queued_cpu_work,
-            backlog.running_work(self.now),
-            backlog.draining_cpus,
-            *self._link_report,  # latency, bandwidth
-            self._up_report,
-            self._down is not None,
+            queued=len(self.queue),
+            running=len(self.running),
+            free_cpus=self.resources.free_cpus,
+            queued_work=self._queued_work,
+            arrived=tuple(changes.arrived),
+            started=tuple(changes.started),
+            finished=tuple(changes.finished),
+            rejected=tuple(changes.rejected),
+            local=tuple(changes.local),
+            time=self.now,
+            queued_cpu_work=backlog.queued_cpu_work,
+            running_work=backlog.running_work(self.now),
+            draining_cpus=backlog.draining_cpus,
+            latency=latency,
+            bandwidth=bandwidth,
+            up_cpus=self._up_report,
+            down=self._down is not None,
         )
-        self._changes = ([], [], [], [], [])
+        self._changes = Changes()
         self._link_news = False
         self._news = False
         self._msg_seq += 1
@@ -740,6 +743,23 @@ class ClusterPartition:
             deliver = self._status_due
         self._status_due = deliver
         self._outbox.append(Message(deliver, self.pid, self._msg_seq, META, STATUS, status))
+
+
+class Changes:
+    """The job ids whose state changed since the last report, which the next one carries."""
+
+    __slots__ = ("arrived", "finished", "local", "rejected", "started")
+
+    def __init__(self) -> None:
+        self.arrived: list[int] = []  # queued here
+        self.started: list[int] = []
+        self.finished: list[int] = []  # and killed at their estimate
+        self.rejected: list[int] = []  # and every other way of leaving for good (lost, sent back)
+        self.local: list[int] = []  # entered directly (not dispatched)
+
+    def of_jobs(self) -> bool:
+        """Whether a job arrived, started or left (direct entries alone change no account)."""
+        return bool(self.arrived or self.started or self.finished or self.rejected)
 
 
 class EndOrder:

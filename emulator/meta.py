@@ -111,7 +111,7 @@ class MetaView:
         key = (job.cpus, job.placement, job.licenses)
         mask = self._eligible.get(key)
         if mask is None:
-            mask = np.array([not c.fits(job) for c in self.platform.clusters], dtype=bool)
+            mask = np.array([c.refusal(job) is None for c in self.platform.clusters], dtype=bool)
             mask.flags.writeable = False
             self._eligible[key] = mask
         return mask
@@ -148,7 +148,7 @@ class MetaView:
 
 def _idle_speed(cluster, job: Job) -> float:
     """MIPS per CPU of the machines a first fit would give ``job`` on ``cluster`` when idle (0: none)."""
-    if cluster.fits(job):
+    if cluster.refusal(job) is not None:
         return 0.0
     able = [m for m in cluster.machines if m.can_run(job.licenses)]
     if job.placement == SINGLE:

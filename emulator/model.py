@@ -248,8 +248,8 @@ class Cluster:
             cached = self._capacities[key] = max(able, default=0) if placement == SINGLE else sum(able)
         return cached
 
-    def fits(self, job: Job) -> str:
-        """Why ``job`` can never run here ("" if it can, given an empty cluster)."""
+    def refusal(self, job: Job) -> str | None:
+        """Why ``job`` can never run here, even on an idle cluster; None if it can."""
         for lic in sorted(set(job.licenses)):
             need, have = job.licenses.count(lic), self.licenses.get(lic, 0)
             if need > have:
@@ -265,10 +265,10 @@ class Cluster:
             )
         return f"job needs {job.cpus} CPUs; cluster {self.name} has {capacity} eligible CPUs"
 
-    def _copies_per_machine(self, job: Job) -> str:
+    def _copies_per_machine(self, job: Job) -> str | None:
         """With copies counted per machine, a spread job needs one per machine its idle placement uses."""
         if not (self.license_per_machine and job.licenses and job.placement == SPREAD):
-            return ""
+            return None
         machines, cpus = 0, 0
         for m in self.machines:
             if cpus >= job.cpus:
@@ -281,7 +281,7 @@ class Cluster:
                     f"job spreads over {machines} machines, each needing a copy of license {lic} "
                     f"(copies counted per machine); cluster {self.name} has {self.licenses.get(lic, 0)}"
                 )
-        return ""
+        return None
 
 
 @dataclass(frozen=True)

@@ -66,9 +66,8 @@ class OwnSite(MetaPolicy):
         if c is None:
             return f"job {job.id} names site {job.site!r}, which is not a cluster of this platform"
         if not view.possible(job)[c]:
-            return f"job {job.id} cannot run on its own site {job.site}: " + view.platform.clusters[c].fits(
-                job
-            )
+            reason = view.platform.clusters[c].refusal(job)
+            return f"job {job.id} cannot run on its own site {job.site}: {reason}"
         if view.any_down and view.down[c]:
             return HOLD  # its site is down (an outage, as last reported): wait for it to come back
         return c
