@@ -17,7 +17,8 @@ from .scenario import Scenario
 
 TRACE_DEFAULTS = """with --swf TRACE and no scenario file: one cluster built from the trace's header
 (MaxNodes machines sharing MaxProcs CPUs; MaxProcs 1-CPU machines without MaxNodes) at 1 MIPS, jobs
-read by the archive's rules (pwa: run time field 4, estimate field 9, processors field 5), spread over
+read by the archive's rules (pwa: run time field 4, estimate field 9, processors field 5; a scenario
+file's source = "swf" reads them so too unless its rules = "gridsim" asks for GridSim's), spread over
 machines, entering the cluster directly (no meta-scheduler), EASY backfilling. With an Alea machines file
 (TRACE.machines beside the trace, or --machines) the platform is that file's clusters, and jobs asking for
 a cluster (cl_NAME) go to it. --sites partition|queue makes one cluster per site the jobs name (LCG-2005-1:
@@ -78,10 +79,10 @@ def trace_scenario(trace: Path, machines: Path | None = None, sites: str | None 
             raw["workload"]["site"] = clusters[0].name
     elif sites:
         raw["platform"] = {"source": "swf", "path": path, "sites": sites}
-        raw["workload"] = {"source": "swf", "path": path, "rules": "pwa", "sites": sites}
+        raw["workload"] = {"source": "swf", "path": path, "rules": scenario.TRACE_RULES, "sites": sites}
     else:
         raw["platform"] = {"source": "swf", "path": path, "name": name}
-        raw["workload"] = {"source": "swf", "path": path, "rules": "pwa", "site": name}
+        raw["workload"] = {"source": "swf", "path": path, "rules": scenario.TRACE_RULES, "site": name}
     return raw
 
 

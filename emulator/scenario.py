@@ -43,6 +43,10 @@ PLATFORM_STREAM = WORKLOAD_STREAM + 1
 
 SOURCES = ("synthetic", "swf", "gridlets", "gwf", "alea", "arrow", "two-level", "cs2", "mcrs", "muscle")
 
+TRACE_RULES = "pwa"
+"""The rules an SWF trace is read by when ``[workload]`` names none: the archive's, as ``gridemu run
+--swf`` reads it. ``rules = "gridsim"`` reads it as GridSim's ``Workload`` does (docs/gridsim.md)."""
+
 
 @dataclass
 class Scenario:
@@ -66,6 +70,12 @@ class Scenario:
     """``[stress] status_period``: clusters report only at its multiples (0: after every event)."""
     failures: failure_keys.Failures | None = None
     """``[stress]`` machine failures, outages, kills (:mod:`emulator.failures`); None: none of them."""
+    local_default: PolicySpec | None = None
+    """``[local]``'s policy: every cluster's but those that set their own."""
+    own_policy: tuple[bool, ...] = ()
+    """Per cluster: whether the scenario gave it a policy (or params) of its own, not ``[local]``'s."""
+    notes: list[str] = field(default_factory=list)
+    """Defaults worth a word to the user (the CLI prints them): e.g. the rules a trace was read by."""
 
     def seed_sequence(self, stream: int) -> np.random.SeedSequence:
         """The random stream of a partition (its id) or of the workload generator."""
@@ -123,12 +133,61 @@ def _merged(base: dict, over: dict) -> dict:
 def load_raw(
     raw: dict, source: str, base: Path = Path("."), overrides: list[str] = (), seed: int | None = None
 ) -> Scenario:
-    """Validate a document built in code (``gridemu run --swf``, a replay), after ``--set``, ``--seed``."""
+    """Validate a document built in code (``gridemu run --swf``, a replay), after ``--set``, ``--seed``.
+
+    ``--set X.policy=SPEC`` replaces X's policy and its parameters: the document's
+    ``X.params`` table (a saved ``scenario.toml`` fills in every default) is dropped
+    first, so it cannot outvote the spec; ``--set X.params.KEY=V`` changes one. An
+    override of ``[local]`` must reach every cluster: one that sets a policy of its
+    own, other than the new default, is an error naming it (:func:`_check_reach`).
+    """
+    keys = [item.partition("=")[0].strip() for item in overrides]
+    for key in keys:
+        if key.endswith(".policy"):
+            _drop_params(raw, key.split(".")[:-1])
     for item in overrides:
         _override(raw, item)
     if seed is not None:
         raw["seed"] = seed
-    return parse(raw, source, base)
+    loaded = parse(raw, source, base)
+    _check_reach(loaded, keys, "platform" in raw)
+    return loaded
+
+
+def _drop_params(raw: dict, path: list[str]) -> None:
+    """Remove the ``params`` table of the policy table at ``path`` (a missing path: the override says)."""
+    target: Any = raw
+    for part in path:
+        if isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        elif isinstance(target, dict) and part in target:
+            target = target[part]
+        else:
+            return
+    if isinstance(target, dict):
+        target.pop("params", None)
+
+
+def _check_reach(loaded: Scenario, keys: list[str], generated: bool) -> None:
+    """An override of ``[local]`` that a cluster's own policy keeps out is an error, not silence."""
+    if not any(k == "local.policy" or k.startswith("local.params") for k in keys):
+        return
+    wanted = _filled(loaded.local_default)
+    for i, (cluster, own) in enumerate(zip(loaded.platform.clusters, loaded.own_policy, strict=True)):
+        prefixes = ("platform.policies",) if generated else (f"clusters.{i}.policy", f"clusters.{i}.params")
+        addressed = any(k == "clusters" or k.startswith(prefixes) for k in keys)
+        if own and not addressed and _filled(loaded.local[i]) != wanted:
+            how = "--set platform.policies=[...]" if generated else f"--set clusters.{i}.policy=SPEC"
+            raise ScenarioError(
+                f"{loaded.source}: local.policy = {loaded.local_default} does not reach cluster "
+                f"{cluster.name!r}, which sets its own policy {loaded.local[i]}: override it too with "
+                f"{how}, or leave it out of the scenario"
+            )
+
+
+def _filled(spec: PolicySpec) -> tuple[str, dict]:
+    """A local policy spec with its defaults filled in: two specs that run alike compare equal."""
+    return spec.name, {**LOCAL.defaults(spec.name), **spec.params}
 
 
 def _read(scenario: str | Path) -> tuple[str, str, Path]:
@@ -185,11 +244,9 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
     seed = top.number("seed", 1, low=0, integer=True)
     top.choice("backend", ("inproc",), "inproc")
     meta = _policy(top.table("meta", {}), META, "least-load")
-    local_default = top.table("local", {})
-    default_spec = local_default.get("policy", str, "fcfs")
-    local_default.done()
+    local_default = _policy(top.table("local", {}), LOCAL, "fcfs")
     own_failures: list[Table | None] = []
-    clusters, local = _clusters(_cluster_tables(top, seed, base), default_spec, own_failures)
+    clusters, local, own = _clusters(_cluster_tables(top, seed, base), local_default, own_failures)
     stress = top.table("stress", {})  # every perturbation reads its keys from this one table (docs/stress.md)
     clusters, status_period = links.read(stress, clusters)  # link degradation, stale information
     executions = [LOCAL.create(spec).execution for spec in local]
@@ -199,8 +256,9 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
     from workloads import perturb
 
     workload_stress = perturb.read(stress)  # load, bursts, estimates
+    notes: list[str] = []
     jobs, direct_link, direct, skipped, extra = _workload(
-        top.table("workload"), platform, rng, base, workload_stress, seed
+        top.table("workload"), platform, rng, base, workload_stress, seed, notes
     )
     stress.done()  # unknown [stress] keys: once, after every reader of [stress] has read its keys
     top.done()
@@ -219,6 +277,9 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
         extra,
         status_period=status_period,
         failures=failures,
+        local_default=local_default,
+        own_policy=tuple(own),
+        notes=notes,
     )
 
 
@@ -241,11 +302,16 @@ def _cluster_tables(top: Table, seed: int, base: Path) -> list[Table]:
     return [Table(cluster, where, f"platform cluster {i}") for i, cluster in enumerate(built)]
 
 
-def _policy(table: Table, registry, default: str) -> PolicySpec:
-    text = table.get("policy", str, default)
+def _policy(table: Table, registry, default: str | PolicySpec) -> PolicySpec:
+    """The ``policy`` and ``params`` of ``table``; a spec ``default`` lends its name and params to
+    ``params`` given alone (a cluster's own params on ``[local]``'s policy)."""
+    text = table.get("policy", str, default) if table.has("policy") or isinstance(default, str) else None
     params = table.table("params", {})
     try:
-        spec = PolicySpec.parse(text, params.data)
+        if text is None:  # a cluster's own params for [local]'s policy
+            spec = PolicySpec.parse(default.name, {**default.params, **params.data})
+        else:
+            spec = PolicySpec.parse(text, params.data)
         registry.create(spec)
     except PolicyError as err:
         raise ScenarioError(f"{table.source}: key '{table.key('policy')}': {err}") from None
@@ -258,15 +324,21 @@ def _policy(table: Table, registry, default: str) -> PolicySpec:
 
 
 def _clusters(
-    tables: list[Table], default_policy: str, failures: list[Table | None] | None = None
-) -> tuple[list[Cluster], list[PolicySpec]]:
-    """The ``[[clusters]]``; each one's ``[clusters.failures]`` table (or None) goes to ``failures``."""
+    tables: list[Table], default_policy: PolicySpec, failures: list[Table | None] | None = None
+) -> tuple[list[Cluster], list[PolicySpec], list[bool]]:
+    """The ``[[clusters]]``, their policies, and whether each set its own (else ``default_policy``).
+
+    A cluster that sets neither ``policy`` nor ``params`` runs ``[local]``'s policy,
+    and its record in ``scenario.toml`` leaves both out (``[local]`` holds them), so
+    a replay's ``--set local.policy`` reaches it. Each cluster's
+    ``[clusters.failures]`` table (or None) goes to ``failures``.
+    """
     failures = [] if failures is None else failures
     if not tables:
         raise ScenarioError(
             f"{(tables and tables[0].source) or 'scenario'}: at least one [[clusters]] is needed"
         )
-    clusters, specs, names = [], [], set()
+    clusters, specs, own, names = [], [], [], set()
     for t in tables:
         name = t.get(
             "name",
@@ -281,7 +353,8 @@ def _clusters(
         licenses = t.table("licenses", {})
         pool = {lic: licenses.number(lic, low=0, integer=True) for lic in sorted(licenses.data)}
         per_machine = t.get("license_per_machine", bool, False)
-        spec = _policy(_PolicyTable(t), LOCAL, default_policy)
+        own.append(t.has("policy") or t.has("params"))
+        spec = _policy(_PolicyTable(t), LOCAL, default_policy) if own[-1] else default_policy
         machines = []
         for m in t.tables("machines"):
             count = m.number("count", 1, low=1, integer=True, high=MAX_MACHINES)
@@ -308,7 +381,7 @@ def _clusters(
             Cluster(name, tuple(machines), Link(latency, bandwidth), pool, str(spec), per_machine)
         )
         specs.append(spec)
-    return clusters, specs
+    return clusters, specs, own
 
 
 class _PolicyTable(Table):
@@ -329,12 +402,20 @@ def _bandwidth(t: Table) -> float:
     return t.number("bandwidth", math.inf, low=0.0, strict_low=True)
 
 
-def _workload(t: Table, platform: Platform, rng: np.random.Generator, base: Path, stress, seed: int):
+def _workload(
+    t: Table, platform: Platform, rng: np.random.Generator, base: Path, stress, seed: int, notes: list[str]
+):
     """The jobs of ``[workload]``, with the ``[stress]`` workload perturbations (``workloads.perturb``)."""
     from workloads.perturb import apply as perturb
     from workloads.table import from_jobs, to_jobs
 
     source = t.choice("source", SOURCES)
+    if source == "swf" and not t.has("rules"):  # one set of trace defaults: a file reads as `run --swf`
+        t.data = {**t.data, "rules": TRACE_RULES}  # a copy: the caller's document stays as written
+        notes.append(
+            f"{t.source}: [{t.path}] names no rules: the trace is read by the archive's (rules = "
+            f'"{TRACE_RULES}", as run --swf); rules = "gridsim" reads it as GridSim\'s Workload does'
+        )
     site = t.get(
         "site",
         str,
@@ -417,6 +498,6 @@ def build_platform(raw: dict, source: str, base: Path = Path(".")) -> Platform:
     """
     top = Table(raw, source)
     seed = top.number("seed", 1, low=0, integer=True)
-    default_spec = top.table("local", {}).get("policy", str, "fcfs")
-    clusters, _ = _clusters(_cluster_tables(top, seed, base), default_spec)
+    default_spec = _policy(top.table("local", {}), LOCAL, "fcfs")
+    clusters, _, _ = _clusters(_cluster_tables(top, seed, base), default_spec)
     return Platform(tuple(clusters))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from emulator.config import ScenarioError
+from emulator.policies import LOCAL
 from emulator.scenario import builtin_names, load, parse
 
 GOOD = """
@@ -43,7 +44,8 @@ def test_effective_configuration_fills_defaults(tmp_path):
     scenario = load(write(tmp_path, GOOD))
     effective = scenario.effective
     assert effective["backend"] == "inproc"
-    assert effective["clusters"][0]["policy"] == "fcfs"
+    assert effective["local"] == {"policy": "fcfs", "params": LOCAL.defaults("fcfs")}  # filled in once
+    assert "policy" not in effective["clusters"][0]  # [local]'s: a replay's --set local.policy reaches it
     assert effective["clusters"][0]["bandwidth"] == float("inf")
     assert effective["workload"]["mean_interarrival"] == 10.0
     assert effective["meta"] == {"policy": "round-robin", "params": {}}
