@@ -29,7 +29,9 @@ def add_sweep(sub) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUES",
-        help="values of one key: a,b,c or first..last (integers), e.g. --vary seed=1..20 (repeatable)",
+        help="values of one key: a,b,c (commas inside [...] or quotes do not split: "
+        "local.policy=cs2[sort=counting,period=10],easy), first..last (integers, e.g. seed=1..20) or "
+        "first..last:step (e.g. stress.load=0.5..2.0:0.25); repeatable",
     )
     scenario_arguments(parser, seed=False)  # --set: the same in every run; seeds are varied
     parser.add_argument("--out", type=Path, help="sweep directory (default: a new runs/sweep-<name>-NNN)")
@@ -60,6 +62,8 @@ def run_sweep(args: argparse.Namespace) -> int:
     source = str(Path(args.scenario).resolve()) if Path(args.scenario).is_file() else args.scenario
     seed, sets = todo[0].overrides()
     first = scenarios.load(source, sets, seed=seed)  # a broken scenario fails here, once
+    for note in first.notes:
+        print(f"gridemu: note: {note}", file=sys.stderr)
     _validate(source, todo)
     out = _sweep_dir(args, first.name)
     results = [r for r in (sweep.finished(out, p) for p in todo) if r is not None] if args.resume else []

@@ -1,8 +1,11 @@
 """Sweeps: the cross product of scenario variations, run as independent emulations.
 
-``--vary key=a,b,c`` or ``--vary key=1..20`` (integers, inclusive) name the
-values of one key (``seed`` or any scenario key ``--set`` accepts); points are
-the cross product in a fixed order. Each point runs in-process wherever the
+``--vary key=a,b,c``, ``--vary key=1..20`` (integers, inclusive) or ``--vary
+key=0.5..2.0:0.25`` (first, last, step; the last value is kept when the steps
+land on it to within a millionth of a step) name the values of one key (``seed``
+or any scenario key ``--set`` accepts); points are the cross product in a fixed
+order. Commas inside brackets or quotes do not split values, so
+``local.policy=cs2[sort=counting,period=10],easy`` is two policies. Each point runs in-process wherever the
 executor puts it (a process of a pool, or a Ray task) and hands back its run
 directory's files as bytes: only the driver writes, so workers need no shared
 disk. A failed point is recorded with its error; the others go on.
@@ -14,6 +17,7 @@ import csv
 import itertools
 import json
 import math
+import re
 import tempfile
 import tomllib
 import traceback
@@ -72,27 +76,91 @@ class PointResult:
 
 
 def parse_vary(items: Iterable[str]) -> list[tuple[str, list[object]]]:
-    """``["meta.policy=a,b", "seed=1..3"]`` -> ``[("meta.policy", ["a", "b"]), ("seed", [1, 2, 3])]``."""
+    """``["meta.policy=a,b", "seed=1..3"]`` -> ``[("meta.policy", ["a", "b"]), ("seed", [1, 2, 3])]``.
+
+    >>> parse_vary(["local.policy=cs2[sort=counting,period=10],easy", "load=0.5..1.0:0.25"])
+    [('local.policy', ['cs2[sort=counting,period=10]', 'easy']), ('load', [0.5, 0.75, 1.0])]
+    """
     varies = []
     for item in items:
         key, sep, text = item.partition("=")
         key = key.strip()
         if not sep or not key or not text.strip():
-            raise ScenarioError(f"--vary {item!r}: expected key=v1,v2,... or key=first..last")
-        if ".." in text and "," not in text:
-            first, _, last = text.partition("..")
-            try:
-                values: list[object] = list(range(int(first), int(last) + 1))
-            except ValueError:
-                raise ScenarioError(f"--vary {item!r}: a range needs integers, e.g. seed=1..20") from None
-            if not values:
-                raise ScenarioError(f"--vary {item!r}: empty range")
+            raise ScenarioError(f"--vary {item!r}: expected key=v1,v2,... or key=first..last[:step]")
+        parts = split_values(text, f"--vary {item!r}")
+        if len(parts) == 1 and RANGE.match(parts[0]):
+            values = _range(parts[0], item)
+        elif len(parts) == 1 and ".." in parts[0] and parts[0][0] not in "\"'[{":
+            raise ScenarioError(f"--vary {item!r}: {RANGE_FORM}")
         else:
-            values = [_parse(v.strip()) for v in text.split(",")]
+            values = [_parse(v) for v in parts]
         if key in (k for k, _ in varies):
             raise ScenarioError(f"--vary {item!r}: key {key!r} is varied twice")
         varies.append((key, values))
     return varies
+
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+RANGE = re.compile(rf"^({_NUMBER})\.\.({_NUMBER})(?::({_NUMBER}))?$")
+"""``first..last`` or ``first..last:step``."""
+RANGE_FORM = (
+    "a range is first..last (integers, e.g. seed=1..20) or first..last:step (e.g. 0.5..2.0:0.25); "
+    "a value holding '..' goes in quotes"
+)
+RANGE_TOLERANCE = 1e-6
+"""A range keeps its last value when the steps reach it to within this fraction of a step."""
+MAX_RANGE = 100_000
+"""The most values one range may give (a typo's step, not a sweep to run)."""
+
+
+def split_values(text: str, what: str) -> list[str]:
+    """``text`` split at the commas outside brackets and quotes, each part stripped.
+
+    >>> split_values('cs2[sort=counting,period=10], "a,b", [1, 2]', "--vary")
+    ['cs2[sort=counting,period=10]', '"a,b"', '[1, 2]']
+    """
+    parts, depth, quote, start = [], 0, "", 0
+    for i, char in enumerate(text):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in "[{(":
+            depth += 1
+        elif char in "]})":
+            depth -= 1
+            if depth < 0:
+                raise ScenarioError(f"{what}: {char!r} at character {i + 1} closes nothing")
+        elif char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    if quote or depth:
+        raise ScenarioError(f"{what}: unclosed {quote or 'bracket'} in {text!r}")
+    parts.append(text[start:])
+    stripped = [part.strip() for part in parts]
+    if "" in stripped:
+        raise ScenarioError(f"{what}: an empty value (two commas, or one at an end)")
+    return stripped
+
+
+def _range(text: str, item: str) -> list[object]:
+    """The values of ``first..last[:step]``: integers when all three are, else floats."""
+    first, last, step = RANGE.match(text).groups()
+    numbers = [_parse(n) for n in (first, last, step or "1")]
+    if step is None and not all(isinstance(n, int) for n in numbers):
+        raise ScenarioError(f"--vary {item!r}: a range of non-integers needs a step, e.g. 0.5..2.0:0.25")
+    lo, hi, by = numbers
+    if by <= 0:
+        raise ScenarioError(f"--vary {item!r}: the step must be > 0")
+    if hi < lo:
+        raise ScenarioError(f"--vary {item!r}: empty range ({last} < {first})")
+    count = math.floor((hi - lo) / by + RANGE_TOLERANCE) + 1
+    if count > MAX_RANGE:
+        raise ScenarioError(f"--vary {item!r}: {count:,} values; at most {MAX_RANGE:,} in a range")
+    if all(isinstance(n, int) for n in numbers):
+        return [lo + i * by for i in range(count)]
+    # 0.1 * 3 is 0.30000000000000004: twelve significant digits print back what was meant
+    return [float(f"{lo + i * by:.12g}") for i in range(count)]
 
 
 def points(varies: list[tuple[str, list[object]]], fixed: Iterable[str] = ()) -> list[Point]:
