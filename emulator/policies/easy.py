@@ -3,7 +3,9 @@
 A later job may start now only if it does not delay the head's reservation:
 it ends (by its estimate) before the reserved time, or it uses only CPUs and
 license copies the reservation leaves spare. Reservations are made over
-machines (not just CPU counts) and license copies.
+machines (not just CPU counts) and license copies. The queue is in arrival
+order unless ``order`` ranks it otherwise (:mod:`emulator.policies.ordering`):
+the first job of that order that cannot start gets the reservation.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 from ..model import SINGLE, Job
 from ..placement import Reservation, Scratch, reserve, speed
 from .local_base import Decision, LocalPolicy
+from .ordering import HALF_LIFE, QueueOrder
 from .registry import LOCAL
 
 
@@ -27,9 +30,17 @@ class Easy(LocalPolicy):
     when nothing fits, it could not change the decision.
     """
 
+    def __init__(self, *, order: str = "fcfs", half_life: float = HALF_LIFE, rng=None, cluster=None) -> None:
+        super().__init__(rng=rng, cluster=cluster)
+        self.order = QueueOrder(order, half_life)
+
     def schedule(self, view) -> list[Decision]:
-        deep = len(view.queue) > DEEP
-        return backfill(view, iter(view.queue.values()), Scratch(view.resources), in_queue_order=deep)
+        if self.order.arrival:
+            deep = len(view.queue) > DEEP
+            return backfill(view, iter(view.queue.values()), Scratch(view.resources), in_queue_order=deep)
+        starts = backfill(view, iter(self.order.ranked(view)), Scratch(view.resources))
+        self.order.started(view, starts)
+        return starts
 
 
 DEEP = 64
