@@ -10,8 +10,12 @@ line, an existing output directory) print one clear line and exit with status
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import re
 import sys
+import textwrap
+from importlib import metadata
 from pathlib import Path
 
 import pyarrow as pa
@@ -34,6 +38,11 @@ from .timing import format_timing
 
 EXIT_USAGE = EXIT_INPUT
 
+DESCRIPTION = (
+    "A GridSim-compatible grid and cluster scheduling emulator: run scenarios, traces and the papers' "
+    "presets, replay job streams under other policies, sweep, report. `gridemu COMMAND --help` for each."
+)
+
 
 def main(argv: list[str] | None = None) -> int:
     """The ``gridemu`` command; exit codes in :mod:`emulator.cli_errors` (and the README)."""
@@ -43,12 +52,34 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gridemu", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="gridemu", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"gridemu {version()}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of any failure")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
     for add in COMMANDS:
         add(sub)
     return parser
+
+
+def version() -> str:
+    """The installed distribution's version (its metadata), or a word saying it is not installed."""
+    try:
+        return metadata.version("gridemu")
+    except metadata.PackageNotFoundError:
+        return "(not installed: no version metadata)"
+
+
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)\s*(?:<[^>]*>)?`")
+
+
+def plain(text: str) -> str:
+    """A docstring's text without its Sphinx markup, for help and listings.
+
+    >>> plain("Flexible backfilling with ``priority``, see :class:`~emulator.queue_table.QueueTable`.")
+    'Flexible backfilling with priority, see QueueTable.'
+    """
+    text = _ROLE.sub(lambda m: m.group(1).rpartition(".")[2] if "~" in m.group(0) else m.group(1), text)
+    return text.replace("``", "")
 
 
 def scenario_arguments(parser: argparse.ArgumentParser, seed: bool = True) -> None:
@@ -65,10 +96,19 @@ def scenario_arguments(parser: argparse.ArgumentParser, seed: bool = True) -> No
     )
 
 
+RUN_DESCRIPTION = (
+    "Run a scenario (a TOML file, a built-in name, --swf TRACE or --preset NAME) and write a run "
+    "directory: events.arrow (every event), jobs.arrow (every job's inputs and outcome), scenario.toml "
+    "(the effective configuration) and summary.json (the metrics). --set KEY=VALUE changes any key; "
+    "`gridemu policies` lists the policies and their parameters."
+)
+
+
 def add_run(sub) -> None:
     run = sub.add_parser(
         "run",
         help="run a scenario and write a run directory",
+        description=textwrap.fill(RUN_DESCRIPTION, 100),  # the epilog's layout is kept: fill this one
         epilog=TRACE_DEFAULTS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -168,6 +208,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def run_scenario(args: argparse.Namespace, scen: scenario.Scenario) -> int:
     """Run a loaded scenario with ``run``'s options (backend, progress, output) and print the summary."""
+    for note in scen.notes:
+        print(f"gridemu: note: {note}", file=sys.stderr)
     backend = open_backend(args)
     with RunProgress(len(scen.jobs), scen.name, disable=args.quiet) as progress:
         result = runner.run(
@@ -267,7 +309,67 @@ def _cell(value, fmt: str) -> str:
     return "-" if value is None else fmt.format(value)
 
 
-COMMANDS = [add_run, add_replay, add_inspect, add_sweep, add_report, add_convert, add_presets]
+def add_policies(sub) -> None:
+    parser = sub.add_parser(
+        "policies",
+        help="list every local and meta policy with its parameters and defaults",
+        description="Every registered policy: its name, one line on what it does, and its parameters "
+        "with their defaults (set them in a spec, e.g. --set 'local.policy=\"easy[key=value]\"', or a "
+        "params table).",
+    )
+    parser.set_defaults(command=_policies)
+
+
+def _policies(args: argparse.Namespace) -> int:
+    from .policies import LOCAL, META
+
+    print(format_policies(LOCAL, "local policies: [local] policy, a cluster's policy, --set local.policy="))
+    print()
+    print(format_policies(META, "meta policies: [meta] policy, --set meta.policy="))
+    example = "--set 'local.policy=\"cs2[sort=counting,period=10]\"'"
+    print(f"\nparameters: in a spec, e.g. {example}, or a params table")
+    return 0
+
+
+def format_policies(registry, title: str, width: int = 100) -> str:
+    """One entry per registered policy: name and description, then its ``key=default`` parameters."""
+    names = registry.names()
+    pad = max(map(len, names)) + 2
+    lines = [title]
+    for name in names:
+        lines += textwrap.wrap(
+            describe_policy(type(registry.create(name))),
+            width,
+            initial_indent=f"  {name.ljust(pad)}",
+            subsequent_indent=" " * (pad + 2),
+        )
+        params = [_parameter(key, value) for key, value in registry.defaults(name).items()]
+        lines += textwrap.wrap(
+            "parameters: " + " ".join(params) if params else "",
+            width,
+            initial_indent=" " * (pad + 2),
+            subsequent_indent=" " * (pad + 2),
+        )
+    return "\n".join(lines)
+
+
+def describe_policy(cls: type) -> str:
+    """The first line of the policy class's own docstring, or of its module's when the class defers to it."""
+    own = (cls.__dict__.get("__doc__") or "").strip()
+    line = own.splitlines()[0] if own else ""
+    if not line or "module docstring" in line:
+        module = sys.modules[cls.__module__].__doc__ or ""
+        line = module.strip().splitlines()[0] if module.strip() else line
+    return plain(line)
+
+
+def _parameter(key: str, default) -> str:
+    if default is inspect.Parameter.empty:
+        return f"{key}=(required)"
+    return f"{key}={str(default).lower() if isinstance(default, bool) else default}"
+
+
+COMMANDS = [add_run, add_replay, add_inspect, add_sweep, add_report, add_convert, add_presets, add_policies]
 
 
 if __name__ == "__main__":
