@@ -69,8 +69,10 @@ an outage, or at the job's estimate), those at the estimate (the job ends there)
 after more than ``max_kills`` kills) and ``return`` rows (jobs an outage sent back to the meta-scheduler)."""
 
 CP_WEIGHTS = {"w_makespan": 1.0, "w_idle": 3.0, "w_over": 4.0}
-"""Seed 004's CP weights by term (its ``W_i``, ``W_m``, ``W_o``): a cluster whose local policy
-takes these parameters (``titan``) is judged with its own."""
+"""Seed 004's CP weights (its ``W_i``, ``W_m``, ``W_o``, named by the terms eq. 1 gives them): a
+cluster whose local policy takes these parameters (``titan``) is judged with its own, and with its
+``pairing`` (``"eq1"`` or ``"text"``: Sec. 5 swaps the makespan and idle weights; see
+:mod:`emulator.policies.titan`)."""
 
 
 def summarize(jobs: pa.Table, events: pa.Table, platform: Platform) -> dict:
@@ -141,13 +143,16 @@ def cluster_cp(metrics: dict, cluster: Cluster) -> float | None:
     whole run: makespan from the first start to the last finish there, idle = the CPU time
     within it no job used (``cpus * makespan * (1 - utilization)``), over-deadline summed.
     The paper averages the CP of each round of seed schedules instead; a run's own schedule
-    is what every policy is judged on here, whichever meta policy fed the cluster.
+    is what every policy is judged on here, whichever meta policy fed the cluster. With
+    ``titan[pairing=text]`` makespan takes ``W_m`` and idle ``W_i`` (seed 004, Sec. 5).
     """
     makespan = metrics["makespan"]
     if makespan is None:
         return None
     params = PolicySpec.parse(cluster.policy).params
     w_makespan, w_idle, w_over = (float(params.get(k, v)) for k, v in CP_WEIGHTS.items())
+    if params.get("pairing") == "text":  # Sec. 5: (W_o, W_m, W_i) for over-deadline, makespan, idle
+        w_makespan, w_idle = w_idle, w_makespan
     idle = cluster.cpus * makespan * (1.0 - (metrics["utilization"] or 0.0))
     total = w_makespan * makespan + w_idle * idle + w_over * metrics["over_deadline"]
     return _num(total / (w_makespan + w_idle + w_over))

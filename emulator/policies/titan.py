@@ -26,9 +26,26 @@ arrival order (``seed = "arrival"`` ignores priorities). Readings:
 Parameters: ``population``, the generation cap ``generations``, the stopping
 rule (best CP improved by less than ``tolerance``, relative, over
 ``patience`` generations), ``crossover`` and ``mutation`` rates, and the CP
-weights by term (``w_makespan``, ``w_idle``, ``w_over`` = the paper's
-``W_i``, ``W_m``, ``W_o``; default 1, 3, 4). The GA draws from the
-partition's seeded stream only.
+weights ``w_over``, ``w_idle``, ``w_makespan``: the paper's ``(W_o, W_m,
+W_i)``, default ``(4, 3, 1)``, named by the terms eq. 1 gives them. The GA
+draws from the partition's seeded stream only.
+
+``pairing``: which of ``W_m`` and ``W_i`` weighs makespan and which idle
+time. The paper says both:
+
+- ``"eq1"`` (default), Sec. 3, eq. (1): "CP = (W_i Gamma + W_m omega + W_o
+  theta) / (W_i + W_m + W_o) ... where Gamma, omega and theta are makespan,
+  idle-time and over-deadline, and W_i, W_m and W_o are their weights":
+  makespan x ``W_i`` (``w_makespan``), idle x ``W_m`` (``w_idle``); with
+  (4, 3, 1) idle time weighs 3 and makespan 1.
+- ``"text"``, Sec. 5: "The combination of the weights for the over-deadline,
+  the makespan and the idle-time is denoted by (W_o, W_m, W_i)": makespan x
+  ``W_m`` (``w_idle``'s value), idle x ``W_i`` (``w_makespan``'s); with
+  (4, 3, 1) makespan weighs 3 and idle time 1.
+
+The same triple, e.g. Fig. 6's ``titan[w_over=12.0]`` for (12, 3, 1), thus
+means either; :func:`cp_weights` maps it, and ``emulator/metrics.py`` judges
+the cluster's CP with the pairing of its TITAN.
 """
 
 from __future__ import annotations
@@ -42,6 +59,22 @@ from .local_base import Decision, LocalPolicy
 from .registry import LOCAL, PolicyError
 
 SEEDS = ("priority", "arrival")
+PAIRINGS = ("eq1", "text")
+
+
+def cp_weights(w_makespan: float, w_idle: float, w_over: float, pairing: str = "eq1") -> Weights:
+    """The CP weight of each term from the paper's ``(W_o, W_m, W_i) = (w_over, w_idle, w_makespan)``.
+
+    ``pairing = "eq1"``: makespan x ``W_i``, idle x ``W_m`` (eq. 1); ``"text"``: makespan x ``W_m``,
+    idle x ``W_i`` (Sec. 5's "(W_o, W_m, W_i)" for over-deadline, makespan, idle-time).
+    """
+    if pairing not in PAIRINGS:
+        raise PolicyError(
+            f"local policy 'titan' parameter 'pairing' = {pairing!r}: expected one of {PAIRINGS}"
+        )
+    if pairing == "text":
+        return Weights(makespan=w_idle, idle=w_makespan, over=w_over)
+    return Weights(makespan=w_makespan, idle=w_idle, over=w_over)
 
 
 @LOCAL.register("titan")
@@ -60,6 +93,7 @@ class Titan(LocalPolicy):
         w_makespan: float = 1.0,
         w_idle: float = 3.0,
         w_over: float = 4.0,
+        pairing: str = "eq1",
         seed: str = "priority",
         rng: np.random.Generator | None = None,
         cluster: Cluster | None = None,
@@ -79,7 +113,7 @@ class Titan(LocalPolicy):
             crossover=crossover,
             mutation=mutation,
         )
-        self.weights = Weights(w_makespan, w_idle, w_over)
+        self.weights = cp_weights(w_makespan, w_idle, w_over, pairing)
         self.by_priority = seed == "priority"
         self.mips = min(m.mips for m in cluster.machines) if cluster is not None else 1.0
         self._plan: dict[int, float] = {}  # the last best schedule: job id -> planned start, in order
