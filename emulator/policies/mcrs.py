@@ -18,9 +18,27 @@
   (``mips_c`` its mean MIPS per CPU). Everything is by estimate.
 
 Clusters with ``TTR > deadline_j - now`` are dropped; the least TTR wins
-(ties: lowest index). When none is left, ``on_infeasible = "least_ttr"``
-takes the least TTR anyway, ``"reject"`` rejects the job (the paper's
-experiment discards it).
+(ties: lowest index).
+
+The infeasible-cluster rule, ``on_infeasible``: seed 003's algorithm reads
+"Filter out the resource R_i in which TTR_{J_i,R_i} > D_i; Assign job J_i to
+resource R_best so that TTR_{J_i,R_best} = Min(TTR_{J_i,R_j})" and does not
+say what happens when the filter leaves no cluster. Two readings:
+
+- ``"least_ttr"`` (default): the filter is a preference; with nothing left
+  the minimum runs over every cluster that can run the job (the "For each
+  filtered resource R_j at which this job can be executed" of the matchmaker
+  step), so every job is dispatched and may finish late.
+- ``"reject"``: the filter is admission control; the job is rejected at
+  once. The experiments read this way: past ``Rjr > 2`` "time is wasted on
+  request that cannot be processed and are eventually discarded", and a
+  larger deadline "will facilitate the number of jobs to be admitted by the
+  system" (Fig. 9), "when the deadline decreases quickly the jobs will be
+  prevented from obtaining resources" (Fig. 10).
+
+(The "eventually" could also mean jobs dispatched and dropped later, at
+their cluster, once their deadline is out of reach; the emulator's clusters
+do not drop jobs, so that third reading is not offered.)
 """
 
 from __future__ import annotations

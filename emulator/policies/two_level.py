@@ -12,8 +12,14 @@ Priority levels ``0..P`` (``levels``). A job's priority combines three parts
 - **User**: gold ``user_gold * P``, silver ``user_silver * P``, regular
   ``user_regular * P``.
 
-``combine = "mean"``: the rounded mean of the parts (halves round up);
-``"sum"``: their rounded sum; either is clipped to ``0..P``. ``heuristics = "none"`` gives every
+``combine`` (the two papers disagree; both readings are kept):
+``"mean"`` (default): the rounded mean of the parts (halves round up), seed
+001: "MS computes the priority p_j of a job j by averaging the results of
+three heuristics"; ``"sum"``: their rounded sum, seed 000 (Sec. 3): "The job
+priority is computed summing the partial priority values Delta_{p,j}
+computed by each heuristics". Either is clipped to ``0..P``, so under
+``"sum"`` two mid-range parts already reach the top level while under
+``"mean"`` a job needs every part high. ``heuristics = "none"`` gives every
 job priority 0 (the paper's "no heuristics" case: Load and Ordering still
 balance the clusters, in arrival order).
 
