@@ -22,10 +22,15 @@ Readings (see docs/reproductions.md): the preset takes the paper's job length
 literally (1e6-1e7 MI: hours of work against 10-100 s deadlines, so no job can
 meet its deadline); MCRS then dispatches by least TTR (``on_infeasible =
 least_ttr``) instead of discarding every job. ``--length 1e3,1e4`` and
-``--on-infeasible reject`` run the other readings.
+``--on-infeasible reject`` run the other readings. ``--baseline-load`` runs
+PARS and BARS with their load term (``most-power[load=true]``,
+``most-bandwidth[load=true]``: power or bandwidth over 1 + the jobs waiting,
+see ``emulator/policies/most_power.py``) instead of the literal single
+criterion.
 
     python scripts/reproduce_mcrs.py [--seeds 20] [--jobs 1000] [--workers N] [--out DIR]
         [--experiments size,ratio[,deadline]] [--length LOW,HIGH] [--on-infeasible least_ttr|reject]
+        [--baseline-load]
 """
 
 from __future__ import annotations
@@ -72,12 +77,13 @@ PAPER_TEXT = {
 }
 
 
-def policies(on_infeasible: str) -> list[Series]:
+def policies(on_infeasible: str, baseline_load: bool = False) -> list[Series]:
+    load = "[load=true]" if baseline_load else ""
     return [
         Series("MCRS", [f'meta.policy="mcrs[on_infeasible={on_infeasible}]"']),
         Series("LARS", ['meta.policy="least-load"']),
-        Series("PARS", ['meta.policy="most-power"']),
-        Series("BARS", ['meta.policy="most-bandwidth"']),
+        Series("PARS", [f'meta.policy="most-power{load}"']),
+        Series("BARS", [f'meta.policy="most-bandwidth{load}"']),
     ]
 
 
@@ -131,12 +137,16 @@ def main(argv: list[str] | None = None) -> int:
         "--length", default="", help="job length range in MI, e.g. 1e3,1e4 (default: the preset's)"
     )
     parser.add_argument("--on-infeasible", default="least_ttr", choices=["least_ttr", "reject"])
+    parser.add_argument(
+        "--baseline-load", action="store_true", help="PARS and BARS with their load term (load=true)"
+    )
     args = parser.parse_args(argv)
     scenario = presets.path("mcrs")
-    series = policies(args.on_infeasible)
+    series = policies(args.on_infeasible, args.baseline_load)
     fixed = [f"workload.length=[{args.length}]"] if args.length else []
     length = args.length or "as the preset"
-    print(f"mcrs: MCRS[on_infeasible={args.on_infeasible}] vs LARS, PARS, BARS; length {length}")
+    baselines = "PARS, BARS with load term" if args.baseline_load else "PARS, BARS"
+    print(f"mcrs: MCRS[on_infeasible={args.on_infeasible}] vs LARS, {baselines}; length {length}")
     args.out.mkdir(parents=True, exist_ok=True)
     failures, wall, total = [], 0.0, 0
     for name in args.experiments.split(","):
