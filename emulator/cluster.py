@@ -8,7 +8,6 @@ the meta-scheduler after each scheduling event.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 from time import perf_counter
@@ -16,6 +15,7 @@ from time import perf_counter
 import numpy as np
 
 from .backlog import Backlog
+from .cluster_state import ClusterState
 from .coordinator import EVENT_BUDGET
 from .execution import Run
 from .failures import ESTIMATE, FAILURE, OUTAGE, RETURN, FailureProcess, Failures, Outage, lost_reason
@@ -46,8 +46,8 @@ from .model import Cluster, Job, Link, LinkClock
 from .policies import LOCAL
 from .policies.registry import PolicySpec
 from .preemption import CHECKPOINT, KEEPS_PROGRESS, KINDS, STOP, Held, Preempt, PreemptionError, resume_info
-from .queue_columns import QueueColumns
 from .resources import Pes, Plan
+from .views import ClusterView
 
 # Event priorities at equal times: completions and internal events before arrivals (GridSim's order);
 # _PLAN marks a planning time of a time-driven policy (``period``), after everything else. Failures
@@ -59,42 +59,6 @@ _FINISH, _TICK, _KILL, _REPAIR, _UP, _FAIL, _DOWN, _ARRIVE, _SUBMIT, _PLAN = ran
 # scheduling pass (a report or a link change frees nothing), only a report.
 _REPORT_DUE, _LINK_CHANGE = 90, 91
 _JOBS_CHANGED = True  # data of a _REPORT_DUE marker that keeps the run alive (see busy; pickles as itself)
-
-
-class ClusterView:
-    """What a local policy may read: the cluster's live state, by reference, not to be mutated.
-
-    ``queue`` maps job id to job in arrival order; ``running`` maps job id to
-    :class:`~emulator.execution.Run` in start order; ``priority`` maps a queued
-    job's id to the priority the meta-scheduler attached when it dispatched it
-    (absent: 0, as for jobs that entered directly); ``preempted`` maps the id of
-    a queued job that was preempted to its :class:`~emulator.preemption.Held`
-    state (kind, progress kept, machines). ``columns`` holds the queue's CPUs
-    and work as numpy columns in queue order (:mod:`emulator.queue_columns`).
-    """
-
-    def __init__(self, part: ClusterPartition) -> None:
-        self._part = part
-        self.cluster = part.cluster
-        self.resources = part.resources
-        self.queue = part.queue
-        self.columns = part.columns
-        self.running = part.running
-        self.priority = part.priority
-        self.preempted = part.preempted
-        self.rng = part.rng
-
-    @property
-    def now(self) -> float:
-        return self._part.now
-
-    def estimated_ends(self) -> list[tuple[float, Plan, tuple[str, ...]]]:
-        """Running jobs as ``(estimated end, plan, licenses)``, soonest first (for reservations).
-
-        Kept in order as jobs start and end (:class:`EndOrder`), not sorted at each call; a copy
-        the caller may extend.
-        """
-        return list(self._part.ends.values)
 
 
 class ClusterPartition:
@@ -118,27 +82,18 @@ class ClusterPartition:
         self.rng = np.random.default_rng(seed_seq)
         self.policy = LOCAL.create(policy, rng=self.rng, cluster=cluster)
         self.execution = self.policy.execution()
-        self.resources = self.policy.resources_class(cluster)
-        self.queue: dict[int, Job] = {}
-        self.columns = QueueColumns()  # the queue as numpy columns, in step with it
-        self.running: dict[int, Run] = {}
-        self.ends = EndOrder()
-        self.priority: dict[int, float] = {}
-        self._running_priority: dict[int, float] = {}  # of running jobs, restored if they are requeued
-        self.preempted: dict[int, Held] = {}
+        self.state = ClusterState(cluster, self.policy.resources_class(cluster))
         self.period = self.policy.period  # > 0: the policy plans at multiples of it only
         self._plan_at = math.inf  # the pending planning time of a time-driven policy
         self.policy_calls = 0
         self.policy_seconds = 0.0  # wall clock inside policy.schedule (scheduler cost; never traced)
         self.policy_max = 0.0
-        self.now = 0.0
         self._seq = 0
         self._msg_seq = 0
         self._events: list[tuple] = []
         self._rows: list[tuple] = []
         self._outbox: list[Message] = []
         self._changes = Changes()  # what the next report tells
-        self._queued_work = 0.0
         self.report = report
         self.backlog = Backlog() if report else None
         self.status_period = status_period  # > 0: report only at its multiples (stress: stale information)
@@ -170,7 +125,7 @@ class ClusterPartition:
                 self._marker_at(time, _LINK_CHANGE, link)
         if failures is not None:
             self._init_failures(failures, seed_seq)
-        self.view = ClusterView(self)
+        self.view = ClusterView(self.state)
         self.timeline = Timeline(self.busy)
 
     # -- the partition step ---------------------------------------------------------------------
@@ -182,7 +137,7 @@ class ClusterPartition:
     @property
     def busy(self) -> bool:
         """Foreground work left: jobs queued (or running), or events other than background ones."""
-        return bool(self.queue or self.running or self._incoming or self._reports)
+        return bool(self.state.queue or self.state.running or self._incoming or self._reports)
 
     @property
     def promise(self) -> float:
@@ -225,7 +180,7 @@ class ClusterPartition:
         events = self._events
         while events and events[0][0] < horizon and budget > 0:
             budget -= 1
-            self.now = time = events[0][0]
+            self.state.now = time = events[0][0]
             if events[0][1] >= _REPORT_DUE:  # only stress markers at this time: no scheduling pass
                 self._quiet_time(time)
                 self.timeline.step(time, self.busy)
@@ -281,7 +236,7 @@ class ClusterPartition:
         heapq.heapify(self._events)
 
     def _arrive(self, job: Job, local: bool, priority: float) -> None:
-        time, index = self.now, self.index
+        time, index = self.state.now, self.index
         if local and job.submit == time:
             self._rows.append((time, SUBMIT, job.id, index, 0, NO_CPUS, NO_CPUS, None))
         self._rows.append((time, ARRIVE, job.id, index, 0, NO_CPUS, NO_CPUS, None))
@@ -300,11 +255,7 @@ class ClusterPartition:
             self._rows.append((time, REJECT, job.id, index, 0, NO_CPUS, NO_CPUS, reason))
             self._changes.rejected.append(job.id)
             return
-        self.queue[job.id] = job
-        self.columns.append(job, self.resources.fastest(job.licenses))
-        if priority:
-            self.priority[job.id] = priority
-        self._queued_work += job.length
+        self.state.enqueue(job, priority)
         if self.backlog is not None:
             self.backlog.queued(job)
         self._changes.arrived.append(job.id)
@@ -315,7 +266,8 @@ class ClusterPartition:
         """A scheduling pass; then, while the queue is stuck (nothing runs, no event can free
         anything: see :meth:`_reject_stuck`), its head is rejected and the rest get another pass."""
         self.schedule()
-        while self.queue and not self.running and len(self._events) == self._markers:
+        state = self.state
+        while state.queue and not state.running and len(self._events) == self._markers:
             if self._impaired:  # a repair, or the outage's end, will free something
                 break
             self._reject_stuck()
@@ -326,7 +278,7 @@ class ClusterPartition:
         The wall-clock time spent in the policy is the scheduler cost reported
         in ``summary.json`` (:meth:`policy_stats`); it never reaches the trace.
         """
-        if not self.queue:
+        if not self.state.queue:
             return
         clock = perf_counter()
         decisions = self.policy.schedule(self.view)
@@ -348,13 +300,13 @@ class ClusterPartition:
         (its ``_PLAN`` event was just applied, or the queue just filled at a
         multiple of the period), then makes sure the next one is pending.
         """
-        now, period = self.now, self.period
+        now, period, queue = self.state.now, self.period, self.state.queue
         if now >= self._plan_at or (
-            self._plan_at == math.inf and self.queue and math.ceil(now / period) * period == now
+            self._plan_at == math.inf and queue and math.ceil(now / period) * period == now
         ):
             self._plan_at = math.inf
             self._pass()
-        if self.queue and self._plan_at == math.inf:
+        if queue and self._plan_at == math.inf:
             k = math.floor(now / period) + 1
             while k * period <= now:  # float rounding
                 k += 1
@@ -373,16 +325,10 @@ class ClusterPartition:
         idle cluster, so only a policy that idles with work left gets here, and
         a job must never silently stay queued forever.
         """
-        job = next(iter(self.queue.values()))
-        del self.queue[job.id]
-        self.columns.remove(job.id)
-        self.priority.pop(job.id, None)
-        self._queued_work -= job.length
-        if self.backlog is not None:
-            self.backlog.unqueued(job)
+        job = next(iter(self.state.queue.values()))
         reason = f"cannot start on idle cluster {self.cluster.name} under policy {self.policy.name}"
-        self._rows.append((self.now, REJECT, job.id, self.index, 0, NO_CPUS, NO_CPUS, reason))
-        self._changes.rejected.append(job.id)
+        self._unqueue(job)
+        self._rows.append((self.state.now, REJECT, job.id, self.index, 0, NO_CPUS, NO_CPUS, reason))
         self.schedule()
 
     def _start(self, job: Job, plan: Plan, chosen: Pes | None = None) -> None:
@@ -391,47 +337,38 @@ class ClusterPartition:
         A job that was preempted resumes instead (a ``resume`` row): with the
         progress it kept and its overhead, on its machines if it was suspended.
         """
-        held = self.preempted.pop(job.id, None) if self.preempted else None
+        state = self.state
+        held = state.dequeue(job)
         if held is not None:
             held.check_resume(job.id, plan)
-        del self.queue[job.id]
-        self.columns.remove(job.id)
-        if self.priority and job.id in self.priority:  # kept while it runs, in case it is requeued
-            self._running_priority[job.id] = self.priority.pop(job.id)
-        self._queued_work -= job.length if held is None else held.queued_work
-        machines, pes = self.resources.allocate(job, plan, chosen)
-        speed = (
-            float(self.resources.mips[[m for m, _ in plan]].min())
-            if len(plan) > 1
-            else self.resources.mips[plan[0][0]]
-        )
-        run = Run(job, self.now, plan, machines, pes, float(speed))
+        machines, pes = state.resources.allocate(job, plan, chosen)
+        mips = state.resources.mips
+        speed = float(mips[[m for m, _ in plan]].min()) if len(plan) > 1 else mips[plan[0][0]]
+        now = state.now
+        run = Run(job, now, plan, machines, pes, float(speed))
         self._seq += 1
         run.seq = self._seq
-        self.running[job.id] = run
+        state.start(run)
         if held is None:
-            self._rows.append((self.now, START, job.id, self.index, job.cpus, machines, pes, None))
+            self._rows.append((now, START, job.id, self.index, job.cpus, machines, pes, None))
         else:
             run.resumed(held.done, held.overhead)
             info = resume_info(held.kind, held.overhead)
-            self._rows.append((self.now, RESUME, job.id, self.index, job.cpus, machines, pes, info))
+            self._rows.append((now, RESUME, job.id, self.index, job.cpus, machines, pes, info))
         self._changes.started.append(job.id)
         if self.backlog is not None:
             self.backlog.started(run)
         self.execution.started(self, run)  # (an exact-time model may set the estimated end here)
-        self.ends.add(run)
+        state.expect(run)
         if self.kill_at_estimate and run.end > run.estimated_end:
             self._push(run.estimated_end, _KILL, run)
 
     def finish(self, run: Run, row: int = FINISH, info: str | None = None) -> None:
         """End ``run`` now and free what it held (a ``finish`` row, or a ``kill`` at its estimate)."""
-        job = run.job
-        del self.running[job.id]
-        self.ends.remove(run)
-        if self._running_priority:
-            self._running_priority.pop(job.id, None)
-        self.resources.release(job, run.plan, run.machines, run.pes)
-        self._rows.append((self.now, row, job.id, self.index, job.cpus, run.machines, run.pes, info))
+        job, state = run.job, self.state
+        state.finish(run)
+        state.resources.release(job, run.plan, run.machines, run.pes)
+        self._rows.append((state.now, row, job.id, self.index, job.cpus, run.machines, run.pes, info))
         self._changes.finished.append(job.id)
         if self.backlog is not None:
             self.backlog.finished(run)
@@ -441,16 +378,15 @@ class ClusterPartition:
 
         ``stop`` for a job already preempted drops the progress it kept (no trace row).
         """
-        run = self.running.get(job_id)
+        run = self.state.running.get(job_id)
         if run is None:
-            held = self.preempted.get(job_id)
+            held = self.state.preempted.get(job_id)
             if held is None or kind != STOP:
                 raise PreemptionError(
                     f"job {job_id} is not running on cluster {self.cluster.name}"
                     + ("" if held is None else f"; a preempted job can only be stopped, not {kind!r}")
                 )
-            self._queued_work += self.queue[job_id].length - held.queued_work
-            held.drop_progress(self.queue[job_id].length, overhead)
+            self.state.forget_progress(job_id, overhead)
             return
         if kind not in KINDS:
             raise PreemptionError(f"job {job_id}: preemption kind {kind!r}, expected one of {KINDS}")
@@ -465,23 +401,14 @@ class ClusterPartition:
         ``kill`` row): the same requeueing, so a killed job restarts as a preempted
         one resumes (from zero after ``stop``, from its progress after ``checkpoint``).
         """
-        job = run.job
-        preempted = getattr(self.execution, "preempted", None)
-        if preempted is None:
-            raise PreemptionError(f"the {type(self.execution).__name__} execution model cannot preempt")
-        done = preempted(self, run, kind in KEEPS_PROGRESS)
+        job, state = run.job, self.state
+        done = self.execution.preempted(self, run, kind in KEEPS_PROGRESS)
         self._cancel_finish(run)
-        del self.running[job.id]
-        self.ends.remove(run)
-        self.resources.release(job, run.plan, run.machines, run.pes)
-        self._rows.append((self.now, row, job.id, self.index, job.cpus, run.machines, run.pes, info))
+        state.stop(run)
+        state.resources.release(job, run.plan, run.machines, run.pes)
+        self._rows.append((state.now, row, job.id, self.index, job.cpus, run.machines, run.pes, info))
         waiting = max(0.0, job.length - done)
-        self.preempted[job.id] = Held(kind, done, tuple(m for m, _ in run.plan), overhead, waiting)
-        self.queue[job.id] = job
-        self.columns.append(job, self.resources.fastest(job.licenses))
-        if job.id in self._running_priority:  # the meta-scheduler's priority still holds
-            self.priority[job.id] = self._running_priority.pop(job.id)
-        self._queued_work += waiting
+        state.requeue(job, Held(kind, done, tuple(m for m, _ in run.plan), overhead, waiting))
         if self.backlog is not None:
             self.backlog.finished(run)
             self.backlog.queued(job)
@@ -519,7 +446,7 @@ class ClusterPartition:
             self._local_ids = set()
         if not mine.active:
             return
-        self._up_report = self.resources.up_cpus
+        self._up_report = self.state.resources.up_cpus
         self._failures = FailureProcess(mine.model, len(self.cluster.machines), seed_seq)
         for m in range(len(self.cluster.machines)):
             time = self._failures.first_failure(m)
@@ -549,53 +476,53 @@ class ClusterPartition:
         else:
             self._cluster_up()
         self._impaired = self._down is not None or bool(self._failed)
-        self._up_report = self.resources.up_cpus
+        self._up_report = self.state.resources.up_cpus
         self._news = True
 
     def _machine_fails(self, m: int) -> None:
         """Machine ``m`` fails now: its jobs are killed and requeued, its CPUs leave the pool."""
-        now = self.now
+        now = self.state.now
         self._rows.append((now, FAIL, -1, self.index, self.cluster.machines[m].cpus, (m,), NO_CPUS, None))
         self._failed.add(m)
         if self._down is None:  # (in an outage, nothing runs and no machine is up anyway)
-            runs = [r for r in self.running.values() if any(pm == m for pm, _ in r.plan)]
+            runs = [r for r in self.state.running.values() if any(pm == m for pm, _ in r.plan)]
             self._kill_runs(runs, FAILURE)
-            self.resources.fail(m)
+            self.state.resources.fail(m)
             self._stopped(runs)
         self._background_at(self._failures.repair_time(m, now), _REPAIR, m)
 
     def _machine_repaired(self, m: int) -> None:
-        now = self.now
+        now = self.state.now
         self._rows.append((now, REPAIR, -1, self.index, self.cluster.machines[m].cpus, (m,), NO_CPUS, None))
         self._failed.discard(m)
         if self._down is None:
-            self.resources.repair(m)
+            self.state.resources.repair(m)
         time = self._failures.next_failure(m, now)
         if time < math.inf:
             self._background_at(time, _FAIL, m)
 
     def _cluster_down(self, outage: Outage) -> None:
         """An outage starts: every running job is killed; queued jobs wait, or go back to the meta."""
-        cpus = self.resources.up_cpus
-        self._rows.append((self.now, DOWN, -1, self.index, cpus, NO_CPUS, NO_CPUS, outage.queued))
+        cpus = self.state.resources.up_cpus
+        self._rows.append((self.state.now, DOWN, -1, self.index, cpus, NO_CPUS, NO_CPUS, outage.queued))
         self._down = outage
-        runs = list(self.running.values())
+        runs = list(self.state.running.values())
         self._kill_runs(runs, OUTAGE)
         for m in range(len(self.cluster.machines)):
-            self.resources.fail(m)
+            self.state.resources.fail(m)
         self._stopped(runs)
         if outage.queued == RETURN:
             local = self._local_ids
-            for job in [j for j in self.queue.values() if j.id not in local]:
+            for job in [j for j in self.state.queue.values() if j.id not in local]:
                 self._send_back(job)
 
     def _cluster_up(self) -> None:
         self._down = None
         for m in range(len(self.cluster.machines)):
             if m not in self._failed:
-                self.resources.repair(m)
-        cpus = self.resources.up_cpus
-        self._rows.append((self.now, UP, -1, self.index, cpus, NO_CPUS, NO_CPUS, None))
+                self.state.resources.repair(m)
+        cpus = self.state.resources.up_cpus
+        self._rows.append((self.state.now, UP, -1, self.index, cpus, NO_CPUS, NO_CPUS, None))
 
     def _kill_runs(self, runs: list[Run], why: str) -> None:
         """Kill ``runs`` now (``why``: failure, outage) and requeue them; lose those killed too often."""
@@ -609,17 +536,11 @@ class ClusterPartition:
     def _stopped(self, runs: list) -> None:
         """Runs were taken off now: time sharing forecasts the others again (their shares change)."""
         if runs:
-            stopped = getattr(self.execution, "stopped", None)
-            if stopped is not None:
-                stopped(self)
+            self.execution.stopped(self)
 
     def _unqueue(self, job: Job) -> None:
         """Take a queued job out of the queue for good (lost, or sent back)."""
-        del self.queue[job.id]
-        self.columns.remove(job.id)
-        self.priority.pop(job.id, None)
-        held = self.preempted.pop(job.id, None)
-        self._queued_work -= job.length if held is None else held.queued_work
+        self.state.drop(job)
         if self.backlog is not None:
             self.backlog.unqueued(job)
         self._changes.rejected.append(job.id)  # left without finishing: the meta-scheduler's accounts drop it
@@ -630,7 +551,7 @@ class ClusterPartition:
         del self._kills[job.id]
         self._originals.pop(job.id, None)
         reason = lost_reason(kills, self.max_kills)
-        self._rows.append((self.now, REJECT, job.id, self.index, 0, NO_CPUS, NO_CPUS, reason))
+        self._rows.append((self.state.now, REJECT, job.id, self.index, 0, NO_CPUS, NO_CPUS, reason))
 
     def _send_back(self, job: Job) -> None:
         """Return a queued job to the meta-scheduler (an outage): a ``return`` row and a message.
@@ -639,18 +560,18 @@ class ClusterPartition:
         kills travel with it.
         """
         self._unqueue(job)
-        self._rows.append((self.now, RETURN_ROW, job.id, self.index, 0, NO_CPUS, NO_CPUS, OUTAGE))
+        self._rows.append((self.state.now, RETURN_ROW, job.id, self.index, 0, NO_CPUS, NO_CPUS, OUTAGE))
         original = self._originals.pop(job.id, job)
         payload = (original.to_tuple(), self._kills.pop(job.id, 0))
         self._msg_seq += 1
-        deliver = self.now + self.link.latency
+        deliver = self.state.now + self.link.latency
         self._outbox.append(Message(deliver, self.pid, self._msg_seq, META, RETURN_JOB, payload))
 
     def _kill_at_estimate(self, run: Run) -> None:
         """``run`` reached its estimated end still running: killed there, for good (``kill_at_estimate``)."""
         self.execution.arrived(self)  # progress up to now (time sharing may finish it here)
         job = run.job
-        if self.running.get(job.id) is not run:
+        if self.state.running.get(job.id) is not run:
             return
         if run.end == math.inf and job.runtime * job.bench - run.done <= 0.0:
             return  # done: its model notices the completion at its next internal event
@@ -687,12 +608,12 @@ class ClusterPartition:
             self._link_report = (data.latency, data.bandwidth)
             self._link_news = True
             info = f"latency={data.latency:g} bandwidth={data.bandwidth:g}"
-            self._rows.append((self.now, LINK, -1, self.index, 0, NO_CPUS, NO_CPUS, info))
+            self._rows.append((self.state.now, LINK, -1, self.index, 0, NO_CPUS, NO_CPUS, info))
         # _REPORT_DUE only makes this a report time (see _report_due)
 
     def _report_due(self) -> bool:
         """With a status period: whether now is a report time (a multiple of it); else make one pending."""
-        now, at = self.now, self._report_at
+        now, at = self.state.now, self._report_at
         if now >= at:  # its marker was applied at this time
             self._report_at = math.inf
             return True
@@ -716,18 +637,18 @@ class ClusterPartition:
         backlog = self.backlog
         latency, bandwidth = self._link_report
         status = Status(
-            queued=len(self.queue),
-            running=len(self.running),
-            free_cpus=self.resources.free_cpus,
-            queued_work=self._queued_work,
+            queued=len(self.state.queue),
+            running=len(self.state.running),
+            free_cpus=self.state.resources.free_cpus,
+            queued_work=self.state.queued_work,
             arrived=tuple(changes.arrived),
             started=tuple(changes.started),
             finished=tuple(changes.finished),
             rejected=tuple(changes.rejected),
             local=tuple(changes.local),
-            time=self.now,
+            time=self.state.now,
             queued_cpu_work=backlog.queued_cpu_work,
-            running_work=backlog.running_work(self.now),
+            running_work=backlog.running_work(self.state.now),
             draining_cpus=backlog.draining_cpus,
             latency=latency,
             bandwidth=bandwidth,
@@ -738,7 +659,7 @@ class ClusterPartition:
         self._link_news = False
         self._news = False
         self._msg_seq += 1
-        deliver = self.now + self.link.latency
+        deliver = self.state.now + self.link.latency
         if deliver < self._status_due:  # a later report never overtakes an earlier one
             deliver = self._status_due
         self._status_due = deliver
@@ -760,25 +681,6 @@ class Changes:
     def of_jobs(self) -> bool:
         """Whether a job arrived, started or left (direct entries alone change no account)."""
         return bool(self.arrived or self.started or self.finished or self.rejected)
-
-
-class EndOrder:
-    """The running jobs' ``(estimated end, plan, licenses)`` in ``(estimated end, start sequence)``
-    order, kept up to date as they start and end: reservations read it at every scheduling event."""
-
-    def __init__(self) -> None:
-        self._keys: list[tuple[float, int]] = []
-        self.values: list[tuple[float, Plan, tuple[str, ...]]] = []
-
-    def add(self, run: Run) -> None:
-        key = (run.estimated_end, run.seq)
-        i = bisect.bisect_left(self._keys, key)
-        self._keys.insert(i, key)
-        self.values.insert(i, (run.estimated_end, run.plan, run.job.licenses))
-
-    def remove(self, run: Run) -> None:
-        i = bisect.bisect_left(self._keys, (run.estimated_end, run.seq))
-        del self._keys[i], self.values[i]
 
 
 def report_time(time: float, period: float) -> float:

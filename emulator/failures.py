@@ -199,7 +199,7 @@ def read(
     outages = _outages(stress.tables("outages", []), names)
     per_cluster = tuple(ClusterFailures(models[i], tuple(outages[name])) for i, name in enumerate(names))
     for i, (cluster, perturbed) in enumerate(zip(clusters, per_cluster, strict=True)):
-        if perturbed.active and not hasattr(executions[i], "preempted"):
+        if perturbed.active and not executions[i].can_preempt():
             where = "outages" if not perturbed.model.active else "failures"
             own_table = own[i] is not None and where == "failures"
             key = f"clusters[{i}].failures" if own_table else f"stress.{where}"

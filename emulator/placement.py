@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .model import SINGLE, Job
-from .resources import Plan, Resources
+from .resources import Plan
+from .views import ResourcesView
 
 
 def first_fit(
@@ -126,7 +127,7 @@ class Scratch:
     CPU shape as failed.
     """
 
-    def __init__(self, res: Resources, order: np.ndarray | None = None) -> None:
+    def __init__(self, res: ResourcesView, order: np.ndarray | None = None) -> None:
         self.res = res
         self.order = order  # machines in preference order for every plan of the pass (None: by index)
         self._free = res.free  # the live read-only view until the pass takes something: copied then
@@ -243,8 +244,8 @@ def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation |
     ):
         return _copy(memo[6])
     reservation = _walk(job, now, scratch, ends)
-    res.reservation_memo = (job, now, scratch.order, list(ends), dict(scratch.licenses), scratch.free.copy())
-    res.reservation_memo += (reservation,)
+    inputs = (job, now, scratch.order, list(ends), dict(scratch.licenses), scratch.free.copy())
+    res.reservation_memo = (*inputs, reservation)
     return _copy(reservation)
 
 

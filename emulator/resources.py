@@ -28,6 +28,9 @@ class OverAllocation(RuntimeError):
 class Resources:
     """Free PEs per machine and free license copies of one cluster."""
 
+    READS: tuple[str, ...] = ()
+    """Methods a policy may call beyond those :class:`emulator.views.ResourcesView` offers (subclasses)."""
+
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         machines = cluster.machines
@@ -46,8 +49,6 @@ class Resources:
         self._masks: dict[bytes, np.ndarray] = {}
         self._copies: dict[tuple[str, ...], dict[str, int]] = {}
         self._low = 0  # no machine below this one has a free CPU (see first_free)
-        self.reservation_memo: tuple | None = None
-        """The last reservation :func:`emulator.placement.reserve` made here, with its inputs."""
 
     def _expose_free(self) -> None:
         """``free``: a read-only view of the free counts, for policies (kept in step, never copied)."""

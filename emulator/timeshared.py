@@ -35,16 +35,11 @@ no queue: every gridlet runs from its arrival. Its rules, as the source has them
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from .execution import ExecutionModel, Host, Run
 from .model import Cluster, Job
 from .resources import OverAllocation, Pes, Plan, Resources
-
-if TYPE_CHECKING:
-    from .cluster import ClusterPartition
-    from .execution import Run
 
 
 def mi_shares(total: float, gridlets: int, pes: int) -> tuple[float, float, int]:
@@ -89,6 +84,8 @@ class SharedResources(Resources):
     plan's machines, as without sharing: every call to it names all of them,
     with the count of PEs that turn busy (or idle) on each, possibly 0.
     """
+
+    READS = ("pe_loads",)
 
     def __init__(self, cluster: Cluster) -> None:
         super().__init__(cluster)
@@ -135,10 +132,10 @@ class SharedResources(Resources):
         super().release(job, idle, tuple(idle_m), tuple(idle_pe))
 
 
-class GridSimTimeShared:
+class GridSimTimeShared(ExecutionModel):
     """GridSim 5.2 ``TimeShared`` timing (see the module docstring for the rules).
 
-    ``part.running`` (start order) is GridSim's execution list. Hooks map to
+    ``part.state.running`` (start order) is GridSim's execution list. Hooks map to
     GridSim's methods: :meth:`arrived` is the update and completion check of a
     submission, :meth:`started` (called for each arrival's start, in arrival
     order, all at the arrival time) its forecast with the list as it then is,
@@ -151,71 +148,71 @@ class GridSimTimeShared:
         self.ticks: set[float] = set()
         self.mips = 0.0
 
-    def _rating(self, part: ClusterPartition) -> None:
+    def _rating(self, part: Host) -> None:
         if not self.mips:  # machine 0's PE rating, for every gridlet; shared by all PEs that are up
-            self.mips = float(part.cluster.machines[0].mips)
+            self.mips = float(part.state.cluster.machines[0].mips)
 
-    def _update(self, part: ClusterPartition) -> None:
+    def _update(self, part: Host) -> None:
         """``updateGridletProcessing``: progress since the last update, shared as the list was."""
-        span = part.now - self.last_update
+        span = part.state.now - self.last_update
         if span <= 0.0:
             return
-        self.last_update = part.now
-        runs = part.running
+        self.last_update = part.state.now
+        runs = part.state.running
         if not runs:
             return
         self._rating(part)
-        high, low, count = mi_shares(self.mips * span, len(runs), part.resources.up_cpus)
+        high, low, count = mi_shares(self.mips * span, len(runs), part.state.resources.up_cpus)
         for i, run in enumerate(runs.values()):
             run.done += high if i < count else low
 
     @staticmethod
-    def _finish_done(part: ClusterPartition) -> None:
+    def _finish_done(part: Host) -> None:
         """``checkGridletCompletion``: every gridlet with nothing left finishes now, in list order."""
-        for run in list(part.running.values()):
+        for run in list(part.state.running.values()):
             if run.job.runtime * run.job.bench - run.done <= 0.0:
                 part.finish(run)
 
-    def _forecast(self, part: ClusterPartition) -> None:
+    def _forecast(self, part: Host) -> None:
         """``forecastGridlet``: finish what is done, then one internal event at the least forecast."""
         self._finish_done(part)
-        runs = part.running
+        runs = part.state.running
         if not runs:
             return  # GridSim sends an event with delay 0 here: it is ignored (no update at its time)
         self._rating(part)
-        high, low, count = mi_shares(self.mips, len(runs), part.resources.up_cpus)
+        high, low, count = mi_shares(self.mips, len(runs), part.state.resources.up_cpus)
         least = 0.0
         for i, run in enumerate(runs.values()):
             time = (run.job.runtime * run.job.bench - run.done) / (high if i < count else low)
             time = max(time, 1.0)
             if i == 0 or time < least:
                 least = time
-        time = part.now + least
+        time = part.state.now + least
         if time not in self.ticks:
             self.ticks.add(time)
             part.push_tick(time)
 
-    def started(self, part: ClusterPartition, run: Run) -> None:
+    def started(self, part: Host, run: Run) -> None:
         self._update(part)  # a no-op when the arrival has just updated
         self._forecast(part)
 
-    def arrived(self, part: ClusterPartition) -> None:
+    def arrived(self, part: Host) -> None:
         self._update(part)
         self._finish_done(part)  # GridSim checks after adding the gridlet: a new one is never done
 
-    def tick(self, part: ClusterPartition) -> None:
-        self.ticks.discard(part.now)
-        if self.last_update == part.now:
+    def tick(self, part: Host) -> None:
+        self.ticks.discard(part.state.now)
+        if self.last_update == part.state.now:
             return
         self._update(part)
         self._forecast(part)
 
-    def preempted(self, part: ClusterPartition, run: Run, keep: bool) -> float:
+    def preempted(self, part: Host, run: Run, keep: bool) -> float:
         """``run`` is stopped now (a failure, an outage): the MI it keeps (all it did, or 0)."""
         self._update(part)
         return run.done if keep else 0.0
 
-    def stopped(self, part: ClusterPartition) -> None:
+    def stopped(self, part: Host) -> None:
         """Runs were taken off now: the others' shares change, so forecast again."""
         self._update(part)
         self._forecast(part)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from emulator.model import SINGLE, SPREAD, Cluster, Job, Link, Machine
 from emulator.placement import Scratch, _walk, first_fit, reserve
 from emulator.resources import Resources
+from emulator.views import ResourcesView
 
 
 def reference_first_fit(cpus: int, placement: str, free: list[int], eligible: list[bool]):
@@ -77,10 +78,11 @@ def test_first_free_is_the_lowest_machine_with_a_free_cpu(cpus, steps):
 
 
 def test_a_reservation_is_given_again_until_its_inputs_change_or_its_time_comes():
-    res = Resources(cluster([2, 2]))
+    resources = Resources(cluster([2, 2]))
     running = [Job(1, 0.0, 2, 10.0), Job(2, 0.0, 2, 30.0)]
     for job, m in zip(running, (0, 1), strict=True):
-        res.allocate(job, ((m, 2),))
+        resources.allocate(job, ((m, 2),))
+    res = ResourcesView(resources)
     ends = [(10.0, ((0, 2),), ()), (30.0, ((1, 2),), ())]
     head = Job(3, 0.0, 4, 5.0, placement=SPREAD)
 
@@ -105,13 +107,14 @@ def test_a_reservation_is_given_again_until_its_inputs_change_or_its_time_comes(
     nows=st.lists(st.floats(0, 120), min_size=1, max_size=5),
 )
 def test_the_memo_answers_what_a_fresh_walk_answers(ends, cpus, placement, nows):
-    res = Resources(cluster([2, 2, 2, 2]))
+    resources = Resources(cluster([2, 2, 2, 2]))
+    res = ResourcesView(resources)
     taken = np.zeros(4, dtype=np.int64)
     running = []
     for end, m, n in ends:
         if taken[m] + n <= 2:
             taken[m] += n
-            res.allocate(Job(len(running), 0.0, n, 1.0), ((m, n),))
+            resources.allocate(Job(len(running), 0.0, n, 1.0), ((m, n),))
             running.append((end, ((m, n),), ()))
     running.sort(key=lambda e: e[0])
     head = Job(99, 0.0, cpus, 5.0, placement=placement)

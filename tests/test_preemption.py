@@ -311,6 +311,6 @@ def test_a_preempted_job_keeps_the_priority_the_meta_scheduler_gave_it():
         return Message(time, META, jid, 1, DISPATCH, (Job(jid, time, 2, 10.0).to_tuple(), priority))
 
     part.advance(1.0, [dispatched(1, 0.0, 7.0)])
-    assert list(part.running) == [1] and part.view.priority == {}
+    assert list(part.state.running) == [1] and part.view.priority == {}
     part.advance(4.0, [dispatched(2, 3.0, 2.0)])
-    assert list(part.running) == [2] and list(part.queue) == [1] and part.view.priority == {1: 7.0}
+    assert list(part.state.running) == [2] and list(part.state.queue) == [1] and part.view.priority == {1: 7.0}

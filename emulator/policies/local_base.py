@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ..execution import Exact
 from ..model import Cluster, Job
 from ..resources import Pes, Plan, Resources
-
-if TYPE_CHECKING:
-    from ..cluster import ClusterView
+from ..views import ClusterView
 
 Decision = tuple[Job, Plan] | tuple[Job, Plan, Pes]
 """Start ``job`` now on ``plan``; a third item names the PEs it takes (see :meth:`Resources.allocate`).
