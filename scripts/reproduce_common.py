@@ -48,9 +48,20 @@ class Runs:
 
 
 def run_series(
-    scenario: Path, series: list[Series], x_key: str, xs: list, seeds: int, workers: int | None, fixed=()
+    scenario: Path,
+    series: list[Series],
+    x_key: str,
+    xs: list,
+    seeds: int,
+    workers: int | None,
+    fixed=(),
+    keep: Callable[[str, object, int, dict[str, bytes]], None] | None = None,
 ) -> Runs:
-    """Run every series x value x seed (seeds 1..``seeds``) in parallel; failures are listed, not fatal."""
+    """Run every series x value x seed (seeds 1..``seeds``) in parallel; failures are listed, not fatal.
+
+    ``keep(label, x, seed, files)``, when given, sees each successful run's files (``jobs.arrow``,
+    ``events.arrow``...) before they are dropped.
+    """
     todo: list[Point] = []
     label_of: dict[int, str] = {}
     for s in series:
@@ -66,6 +77,8 @@ def run_series(
             runs.failures.append(f"{label} {x_key}={x} seed={result.point.values['seed']}: {result.error}")
         else:
             summary = json.loads(result.files["summary.json"])
+            if keep is not None:
+                keep(label, x, result.point.values["seed"], result.files)
             runs.summaries.setdefault((label, _key(x)), []).append((result.point.values["seed"], summary))
         result.files.clear()  # the pool keeps every result until it closes: drop the run files now
         elapsed = time.perf_counter() - started

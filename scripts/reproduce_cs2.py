@@ -21,7 +21,10 @@ cluster, 100..1000, as Fig. 8) and each of the paper's claims with whether ours
 agrees. Saves the plots as PNG in ``--out``. Runs go in parallel (``--workers``,
 default: every CPU).
 
+``--fig1`` runs Fig. 1 instead (jobs in the system over time, see :func:`figure1`).
+
     python scripts/reproduce_cs2.py [--seeds 20] [--jobs 1500] [--workers N] [--out DIR]
+    python scripts/reproduce_cs2.py --fig1 [--seeds 1] [--jobs 1500] [--ta 1,4,6,8,10,12]
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 from reproduce_common import Runs, Series, fmt, line_figure, run_series, table
 
 from workloads import presets
@@ -228,6 +233,88 @@ def plots(bands: dict, scale: dict[str, list[float]] | None, sizes: list[int], o
     return saved
 
 
+FIG1_SERIES = [SERIES[0], SERIES[4]]  # CS 2.0 and EASY: the paper's Fig. 1 names no scheduler
+FIG1_TIMES = [2500.0 * k for k in range(1, 11)]  # the paper's axis: 0-25,000 s
+
+
+def in_system(jobs_arrow: bytes, times: np.ndarray) -> np.ndarray:
+    """Jobs in the system at each of ``times``: submitted and not finished (queued, running or preempted).
+
+    The paper's "system workload": "the sum of the number of jobs ready to be executed plus the
+    number of jobs in execution". Jobs that never finish count until the end.
+    """
+    jobs = pa.ipc.open_file(pa.BufferReader(jobs_arrow)).read_all()
+    submit = np.asarray(jobs.column("submit").to_numpy(zero_copy_only=False), dtype=float)
+    finish = np.asarray(jobs.column("finish").to_numpy(zero_copy_only=False), dtype=float)
+    finish = np.where(np.isnan(finish), np.inf, finish)
+    return (submit[None, :] <= times[:, None]).sum(axis=1) - (finish[None, :] <= times[:, None]).sum(axis=1)
+
+
+def figure1(args) -> int:
+    """Fig. 1: jobs in the system over time for each ``Ta``, with CS 2.0 and EASY.
+
+    Per ``Ta`` (mean of ``--seeds``): the count every 2,500 s up to 25,000 s (the paper's
+    axis), its peak, and its trend while jobs arrive (least-squares slope of the count,
+    sampled every 100 s from the first to the last submission, in jobs per 1,000 s): the
+    paper says the contention "remains almost constant" for ``Ta >= 12``.
+    """
+    curves: dict[tuple[str, float], list[dict]] = {}
+
+    def keep(label, x, seed, files):
+        jobs = pa.ipc.open_file(pa.BufferReader(files["jobs.arrow"])).read_all()
+        last = float(np.nanmax(jobs.column("submit").to_numpy(zero_copy_only=False)))
+        fine = np.arange(0.0, last + 100.0, 100.0)
+        counts = in_system(files["jobs.arrow"], fine)
+        slope = np.polyfit(fine, counts, 1)[0] * 1000.0 if fine.size > 1 else 0.0
+        span = np.arange(0.0, 100_000.0, 100.0)
+        curves.setdefault((label, float(x)), []).append(
+            {
+                "at": in_system(files["jobs.arrow"], np.array(FIG1_TIMES)),
+                "peak": int(in_system(files["jobs.arrow"], span).max()),
+                "slope": float(slope),
+            }
+        )
+
+    count = len(FIG1_SERIES) * len(TA) * args.seeds
+    print(f"cs2 Fig. 1: {count} runs ({args.jobs} jobs, {args.seeds} seed(s)); jobs in the system over time")
+    runs = run_series(
+        presets.path("cs2"),
+        FIG1_SERIES,
+        "workload.mean_interarrival",
+        TA,
+        args.seeds,
+        args.workers,
+        [f"workload.jobs={args.jobs}"],
+        keep=keep,
+    )
+    header = ["scheduler, Ta", *(f"{t / 1000:g}k s" for t in FIG1_TIMES), "peak", "trend /1000 s"]
+    rows, lines = [], {}
+    for s in FIG1_SERIES:
+        for ta in TA:
+            found = curves.get((s.label, ta), [])
+            if not found:
+                continue
+            at = np.mean([c["at"] for c in found], axis=0)
+            peak = np.mean([c["peak"] for c in found])
+            slope = np.mean([c["slope"] for c in found])
+            rows.append([f"{s.label}, {ta:g}", *(f"{v:.0f}" for v in at), f"{peak:.0f}", f"{slope:+.1f}"])
+            lines[f"{s.label} Ta={ta:g}"] = [(float(v), 0.0) for v in at]
+    print(table(header, rows))
+    args.out.mkdir(parents=True, exist_ok=True)
+    line_figure(
+        args.out / "fig1-jobs-in-system.png",
+        "Jobs in the system (Fig. 1)",
+        FIG1_TIMES,
+        lines,
+        "time (s)",
+        "jobs",
+    )
+    for failure in runs.failures:
+        print("FAILED", failure, file=sys.stderr)
+    print(f"\n{count - len(runs.failures)}/{count} runs in {runs.wall_seconds:.0f} s; plot: {args.out}/")
+    return 1 if runs.failures else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20, help="repetitions per point (paper: 20)")
@@ -241,8 +328,13 @@ def main(argv: list[str] | None = None) -> int:
         help="jobs in the cluster for Fig. 8 ('' to skip)",
     )
     parser.add_argument("--repeats", type=int, default=5, help="plans timed per point of Fig. 8")
+    parser.add_argument(
+        "--fig1", action="store_true", help="only Fig. 1: jobs in the system over time (CS 2.0, EASY)"
+    )
     args = parser.parse_args(argv)
     TA[:] = [float(v) for v in args.ta.split(",")]
+    if args.fig1:
+        return figure1(args)
     sizes = [int(v) for v in args.scalability.split(",") if v]
     total = len(SERIES) * len(TA) * args.seeds
     shape = f"{len(SERIES)} schedulers x {len(TA)} loads x {args.seeds} seeds, {args.jobs} jobs"
