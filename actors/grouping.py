@@ -186,7 +186,7 @@ def projected_speedup(work: np.ndarray, actors: int, round_cost: float, overhead
     groups = group_partitions(work.sum(axis=0).tolist(), actors)
     busiest = np.stack([work[:, group].sum(axis=1) for group in groups], axis=1).max(axis=1)
     rounds = work.shape[0]
-    return (work.sum() + overhead * rounds) / (busiest.sum() + (round_cost + overhead) * rounds)
+    return float((work.sum() + overhead * rounds) / (busiest.sum() + (round_cost + overhead) * rounds))
 
 
 def owners(groups: list[list[int]]) -> dict[int, int]:

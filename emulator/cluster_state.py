@@ -12,7 +12,7 @@ a test can build one by hand, with no partition, no events and no files:
 >>> state = ClusterState(cluster, Resources(cluster))
 >>> state.enqueue(Job(1, 0.0, 2, 10.0))
 >>> list(state.queue), state.queued_work
-([1], 1000.0)
+([1], 10.0)
 """
 
 from __future__ import annotations
