@@ -18,7 +18,7 @@ from .horizons import Timeline
 from .messages import DISPATCH, DISPATCHED, META, NO_CPUS, REJECT, RETURN_JOB, SUBMIT, Message, Status
 from .model import SINGLE, Job, Platform, link_clock
 from .policies import META as META_POLICIES
-from .policies.meta_base import HOLD
+from .policies.meta_base import HOLD, Dispatch, Reject
 from .policies.registry import PolicySpec
 
 # Status reports at a time are applied before that time's submissions, then jobs sent back by outages.
@@ -268,6 +268,17 @@ class MetaPartition:
         self._outbox, self._rows = [], []
         return out, self.next_time, rows, self.busy, self.promise, self.reacts
 
+    def _send(self, job: Job, c: int, priority: float) -> None:
+        """Dispatch ``job`` to cluster ``c`` now, with ``priority`` for its local policy."""
+        self._rows.append((self.now, DISPATCHED, job.id, c, 0, NO_CPUS, NO_CPUS, None))
+        self.view.sent(c, job)
+        deliver = self.links[c].send(self.now, job.in_bytes)
+        self._msg_seq += 1
+        payload = (job.to_tuple(), priority)
+        if self._kills and job.id in self._kills:
+            payload = (*payload, self._kills.pop(job.id))
+        self._outbox.append(Message(deliver, META, self._msg_seq, c + 1, DISPATCH, payload))
+
     def _dispatch(self, jobs: list[Job]) -> None:
         held = []
         offered = jobs
@@ -280,21 +291,15 @@ class MetaPartition:
         for job, choice in zip(offered, choices, strict=True):
             if choice is HOLD:
                 held.append(job)
-                continue
-            if isinstance(choice, str):
-                self._rows.append((self.now, REJECT, job.id, -1, 0, NO_CPUS, NO_CPUS, choice))
-                continue
-            priority = 0
-            if isinstance(choice, tuple):
-                choice, priority = choice
-            self._rows.append((self.now, DISPATCHED, job.id, choice, 0, NO_CPUS, NO_CPUS, None))
-            self.view.sent(choice, job)
-            deliver = self.links[choice].send(self.now, job.in_bytes)
-            self._msg_seq += 1
-            payload = (job.to_tuple(), priority)
-            if self._kills and job.id in self._kills:
-                payload = (*payload, self._kills.pop(job.id))
-            self._outbox.append(Message(deliver, META, self._msg_seq, choice + 1, DISPATCH, payload))
+            elif type(choice) is Reject:
+                self._rows.append((self.now, REJECT, job.id, -1, 0, NO_CPUS, NO_CPUS, choice.reason))
+            elif type(choice) is Dispatch:
+                self._send(job, choice.cluster, choice.priority)
+            else:
+                raise TypeError(
+                    f"meta policy {self.policy.name} decided {choice!r} for job {job.id}: "
+                    "expected Dispatch(cluster, priority), Reject(reason) or HOLD"
+                )
         if offered is not jobs:
             held_ids = {j.id for j in held} | waiting
             held = [j for j in jobs if j.id in held_ids]

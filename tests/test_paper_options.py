@@ -16,6 +16,7 @@ from emulator.metrics import cluster_cp
 from emulator.model import Job
 from emulator.policies import LOCAL, META, PolicyError
 from emulator.policies.mcrs import Mcrs
+from emulator.policies.meta_base import Dispatch, Reject
 from emulator.policies.titan import cp_weights
 from emulator.policies.two_level import TwoLevel
 
@@ -87,12 +88,12 @@ def test_pars_and_bars_load_term_by_direct_call():
     pars, pars_load = META.create("most-power"), META.create("most-power[load=true]")
     assert pars.score(one, view).tolist() == [100.0, 300.0]
     assert pars_load.score(one, view).tolist() == [100.0, 75.0]
-    assert (pars.choose(one, view), pars_load.choose(one, view)) == (1, 0)
+    assert (pars.choose(one, view), pars_load.choose(one, view)) == (Dispatch(1), Dispatch(0))
     bars, bars_load = META.create("most-bandwidth"), META.create("most-bandwidth[load=true]")
-    assert (bars.choose(one, view), bars_load.choose(one, view)) == (1, 0)
+    assert (bars.choose(one, view), bars_load.choose(one, view)) == (Dispatch(1), Dispatch(0))
     # One waiting job at b: 300 / 2 = 150 > 100 still b; 1e6 / 2 = 5e5 > 4e5 still b.
     view = view_of([0, 1])
-    assert (pars_load.choose(one, view), bars_load.choose(one, view)) == (1, 1)
+    assert (pars_load.choose(one, view), bars_load.choose(one, view)) == (Dispatch(1), Dispatch(1))
 
 
 @pytest.mark.parametrize(
@@ -144,14 +145,14 @@ def test_mcrs_infeasible_rule_by_direct_call():
     files = dict(bench=100.0, in_bytes=1e6, out_bytes=1e6)
     late = Job(1, 0.0, 1, 10.0, deadline=11.0, **files)  # 11 s left: both clusters filtered out
     assert least.ttr(late, view).tolist() == [12.0, 25.0]
-    assert least.choose(late, view) == 0  # the least TTR anyway
+    assert least.choose(late, view) == Dispatch(0)  # the least TTR anyway
     reason = reject.choose(late, view)
-    assert isinstance(reason, str) and "least estimated TTR 12 s, 11 s left" in reason
+    assert isinstance(reason, Reject) and "least estimated TTR 12 s, 11 s left" in reason.reason
     # 30 s left: both feasible, both readings take a (TTR 12)
     due = Job(2, 0.0, 1, 10.0, deadline=30.0, **files)
-    assert least.choose(due, view) == reject.choose(due, view) == 0
+    assert least.choose(due, view) == reject.choose(due, view) == Dispatch(0)
     # 20 s left: b (25) is filtered out, a stays: both readings agree again
-    assert least.choose(Job(3, 0.0, 1, 10.0, deadline=20.0, **files), view) == 0
+    assert least.choose(Job(3, 0.0, 1, 10.0, deadline=20.0, **files), view) == Dispatch(0)
 
 
 # --- (d) the two-level meta-scheduler's priority: mean (seed 001) vs sum (seed 000) --------------
@@ -175,8 +176,8 @@ def test_two_level_combine_changes_priorities_and_dispatch():
             combine=combine, heuristics="licenses+user", licenses_total=8, platform=platform, rng=None
         )
         chosen[combine] = [policy.choose(a, view), policy.choose(b, view)]
-    assert chosen["mean"] == [(0, 5), (0, 6)]
-    assert chosen["sum"] == [(0, 8), (1, 8)]
+    assert chosen["mean"] == [Dispatch(0, 5), Dispatch(0, 6)]
+    assert chosen["sum"] == [Dispatch(0, 8), Dispatch(1, 8)]
 
 
 def test_two_level_combine_with_the_deadline_part():

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import Job, Platform
-from .meta_base import Choice, MetaPolicy, no_cluster
+from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
 from .registry import META, PolicyError
 
 COUNTS = ("unfinished", "queued")
@@ -48,7 +48,7 @@ class Dll(MetaPolicy):
         self.load[c] += share
         self.jobs[c] += 1
         self.allocated[job.id] = (c, share)
-        return c
+        return Dispatch(c)
 
     def observe(self, cluster: int, status) -> None:
         gone = status.finished if self.count == "unfinished" else status.started

@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import Job, Platform
-from .meta_base import Choice, MetaPolicy, no_cluster
+from .meta_base import Choice, Dispatch, MetaPolicy, Reject, no_cluster
 from .registry import META, PolicyError
 
 ON_INFEASIBLE = ("least_ttr", "reject")
@@ -104,10 +104,10 @@ class Mcrs(MetaPolicy):
             return no_cluster(job)
         feasible = ttr <= job.deadline - view.now
         if feasible.any():
-            return int(np.argmin(np.where(feasible, ttr, np.inf)))
+            return Dispatch(int(np.argmin(np.where(feasible, ttr, np.inf))))
         if self.on_infeasible == "reject":
-            return (
+            return Reject(
                 f"no cluster can finish job {job.id} by its deadline "
                 f"(least estimated TTR {ttr.min():.6g} s, {job.deadline - view.now:.6g} s left)"
             )
-        return int(np.argmin(ttr))
+        return Dispatch(int(np.argmin(ttr)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -13,15 +14,40 @@ from ..model import Job
 if TYPE_CHECKING:
     from ..meta import MetaView
 
-Choice = int | str | tuple[int, float] | None
-"""A cluster index, a rejection reason, ``(cluster index, priority)``, or :data:`HOLD`.
 
-The priority travels with the job to the cluster (the DISPATCH message), where
-local policies read it as ``view.priority[job.id]``; a plain index means 0.
-Priorities are plain Python numbers (they cross process boundaries).
-"""
+@dataclass(frozen=True, slots=True)
+class Dispatch:
+    """Send the job to cluster ``cluster`` (its index in the platform).
 
-HOLD = None
+    ``priority`` travels with the job to the cluster (the DISPATCH message),
+    where local policies read it as ``view.priority[job.id]``. A plain Python
+    number: it crosses process boundaries.
+    """
+
+    cluster: int
+    priority: float = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """Reject the job, for ``reason`` (it lands in the trace's reject row)."""
+
+    reason: str
+
+
+class Hold:
+    """Keep the job at the meta-scheduler for now: see :data:`HOLD`, its one instance."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "HOLD"
+
+    def __reduce__(self) -> str:
+        return "HOLD"  # (one instance, also after pickling)
+
+
+HOLD = Hold()
 """Keep the job at the meta-scheduler for now (a policy that collects jobs into batches: MUSCLE).
 
 Held jobs are offered again, first and in submission order, with the jobs
@@ -31,6 +57,9 @@ submission or a status report. A policy that holds must expect one of those
 with the reason in the trace, jobs held when no event is left that could
 wake them, so that a job is never silently dropped.
 """
+
+Choice = Dispatch | Reject | Hold
+"""What a meta policy decides for one job."""
 
 
 class MetaPolicy:
@@ -65,7 +94,7 @@ class MetaPolicy:
         raise NotImplementedError
 
 
-def no_cluster(job: Job) -> str:
-    return (
+def no_cluster(job: Job) -> Reject:
+    return Reject(
         f"no cluster can run job {job.id} ({job.cpus} CPUs, {job.placement}, licenses {list(job.licenses)})"
     )

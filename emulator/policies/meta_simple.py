@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import Job
-from .meta_base import HOLD, Choice, MetaPolicy, no_cluster
+from .meta_base import HOLD, Choice, Dispatch, MetaPolicy, Reject, no_cluster
 from .registry import META
 
 
@@ -24,7 +24,7 @@ class RoundRobin(MetaPolicy):
             c = (self.last + step) % n
             if eligible[c]:
                 self.last = c
-                return c
+                return Dispatch(c)
         return no_cluster(job)
 
 
@@ -36,7 +36,7 @@ class Random(MetaPolicy):
         candidates = np.flatnonzero(view.eligible(job))
         if candidates.size == 0:
             return no_cluster(job)
-        return int(candidates[self.rng.integers(candidates.size)])
+        return Dispatch(int(candidates[self.rng.integers(candidates.size)]))
 
 
 @META.register("least-load")
@@ -51,7 +51,7 @@ class LeastLoad(MetaPolicy):
         if not eligible.any():
             return no_cluster(job)
         load = np.where(eligible, view.queued, np.iinfo(np.int64).max)
-        return int(np.argmin(load))
+        return Dispatch(int(np.argmin(load)))
 
 
 @META.register("own-site")
@@ -64,10 +64,10 @@ class OwnSite(MetaPolicy):
     def choose(self, job: Job, view) -> Choice:
         c = view.cluster_index.get(job.site)
         if c is None:
-            return f"job {job.id} names site {job.site!r}, which is not a cluster of this platform"
+            return Reject(f"job {job.id} names site {job.site!r}, which is not a cluster of this platform")
         if not view.possible(job)[c]:
             reason = view.platform.clusters[c].refusal(job)
-            return f"job {job.id} cannot run on its own site {job.site}: {reason}"
+            return Reject(f"job {job.id} cannot run on its own site {job.site}: {reason}")
         if view.any_down and view.down[c]:
             return HOLD  # its site is down (an outage, as last reported): wait for it to come back
-        return c
+        return Dispatch(c)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import Job, Platform
-from .meta_base import Choice, MetaPolicy, no_cluster
+from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
 from .registry import META, PolicyError
 
 MEASURES = ("per-cpu", "total")
@@ -66,4 +66,4 @@ class MostPower(MetaPolicy):
         eligible = view.eligible(job)
         if not eligible.any():
             return no_cluster(job)
-        return int(np.argmax(np.where(eligible, self.score(job, view), -np.inf)))
+        return Dispatch(int(np.argmax(np.where(eligible, self.score(job, view), -np.inf))))

@@ -49,7 +49,7 @@ import numpy as np
 
 from ..composition import CompositionTable
 from ..model import Job, Platform
-from .meta_base import HOLD, Choice, MetaPolicy, no_cluster
+from .meta_base import HOLD, Choice, Dispatch, MetaPolicy, no_cluster
 from .registry import META, PolicyError
 
 
@@ -174,7 +174,7 @@ class Muscle(MetaPolicy):
         for placed in allocate(batch, self.cpus, self.free_at, self.load, self.rng):
             job, c = jobs[placed.job], placed.cluster
             self.rank += 1
-            choices[placed.job] = (c, -self.rank)
+            choices[placed.job] = Dispatch(c, -self.rank)
             self.sent[job.id] = (
                 c,
                 np.array([1.0, batch.runtime[placed.job, c], job.cpus, batch.slack[placed.job, c]]),

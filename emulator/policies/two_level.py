@@ -30,7 +30,7 @@ rejected). A job of priority ``p`` goes to the first eligible cluster, in
 cluster order, with ``Load_c[p] == 0``; otherwise to the least ``Load_c[p]``;
 ties go to the least ``Order_c[p]``, remaining ties to a seeded random pick.
 Loads within a relative 1e-9 of each other tie (sums of floats in different
-orders). The priority travels with the job (``(cluster, priority)`` choices)
+orders). The priority travels with the job (``Dispatch(cluster, priority)``)
 for a Flexible backfilling local scheduler with ``priority = "ms"``.
 
 Readings where the papers are loose: the window holds margins of jobs with
@@ -53,7 +53,7 @@ from collections import deque
 import numpy as np
 
 from ..model import Job, Platform
-from .meta_base import Choice, MetaPolicy, no_cluster
+from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
 from .registry import META, PolicyError
 
 HEURISTICS = ("deadline", "licenses", "user")
@@ -167,7 +167,7 @@ class TwoLevel(MetaPolicy):
         self.load[c, p] += work
         self.count[c, p] += 1
         self.queued[job.id] = (c, p, work)
-        return c, p
+        return Dispatch(c, p)
 
     def dispatch(self, p: int, eligible: np.ndarray) -> int:
         """Load, then Ordering, then a seeded random pick, over the eligible clusters."""
