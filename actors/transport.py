@@ -185,7 +185,7 @@ class RayTransport:
                 return self._graph.call(calls) if self._graph else self._plain(calls, horizon)
             except RayError as again:
                 raise HostDied(
-                    f"Ray actors died again while recovering, {_when(horizon)}: {again}"
+                    f"Ray actors died again while recovering, {_when(horizon)}: {_cause(again)}"
                 ) from again
 
     def _reply(self, h: int, ref, call: bytes, horizon: float) -> bytes:
@@ -302,7 +302,7 @@ class RayTransport:
         except RayActorError as again:
             raise HostDied(
                 f"Ray actor hosting partition(s) {self.groups[h]} died again while recovering, "
-                f"{_when(horizon)}: {again}"
+                f"{_when(horizon)}: {_cause(again)}"
             ) from again
 
     def _check_recoverable(self, dead: list[int], horizon: float, err: Exception) -> None:
@@ -310,7 +310,7 @@ class RayTransport:
             pids = sorted(pid for h in dead for pid in self.groups[h])
             raise HostDied(
                 f"Ray actor hosting partition(s) {pids} died in the round {_when(horizon)} "
-                f"(checkpoints are off, so the run cannot recover): {err}"
+                f"(checkpoints are off, so the run cannot recover): {_cause(err)}"
             ) from err
 
     def _restart(self, horizon: float, err: Exception) -> None:
@@ -342,6 +342,12 @@ class RayTransport:
             self._graph.close()
         for host in self.hosts:
             ray.kill(host)
+
+
+def _cause(err: Exception) -> str:
+    """Ray's error in one line: its first (the rest is Ray's own diagnosis, for --debug's traceback)."""
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else type(err).__name__
 
 
 def _when(horizon: float) -> str:
