@@ -35,6 +35,7 @@ from .cli_workloads import (
 from .metrics import jobs_sentence
 from .progress import RunProgress
 from .timing import format_timing
+from .trace import FLUSH_SECONDS
 
 EXIT_USAGE = EXIT_INPUT
 
@@ -258,6 +259,12 @@ def _inspect(args: argparse.Namespace) -> int:
 def _recover(run_dir: Path) -> int:
     found = rundir.recover(run_dir)
     if not found:
+        parts = sorted(part.name for part in run_dir.glob("*.arrow.part"))
+        if parts:  # created, but the run was stopped before it first wrote rows
+            raise FileNotFoundError(
+                f"{run_dir}: {', '.join(parts)} holds no rows: the run was stopped before its first flush "
+                f"(rows are written every {FLUSH_SECONDS:g} s of wall time), so nothing can be recovered"
+            )
         raise FileNotFoundError(f"{run_dir}: no readable *.arrow.part to recover")
     for name, rows in found.items():
         print(f"{run_dir / name}: {rows:,} rows recovered")

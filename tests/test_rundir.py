@@ -94,6 +94,17 @@ def test_a_killed_runs_rows_are_recovered_and_its_directory_explained(tmp_path, 
     assert f"{recovered.num_rows:,} rows recovered" in capsys.readouterr().out
 
 
+def test_a_run_killed_before_its_first_flush_is_explained_not_recovered(tmp_path, capsys):
+    stopped = tmp_path / "run"
+    stopped.mkdir()
+    (stopped / ".running").touch()
+    (stopped / "events.arrow.part").touch()  # what a kill -9 in a run's first seconds leaves
+    assert main(["inspect", "--recover", str(stopped)]) == 2
+    err = capsys.readouterr().err
+    assert "events.arrow.part holds no rows: the run was stopped before its first flush" in err
+    assert "every 5 s of wall time" in err and err.count("\n") == 1
+
+
 def test_flushes_by_the_clock_leave_the_final_file_byte_identical(tmp_path, monkeypatch):
     scenario = load_scenario("quickstart", SMALL)
     run(scenario, tmp_path / "even")
