@@ -209,6 +209,11 @@ MAX_MACHINES = 10**6
 MAX_CPUS_PER_MACHINE = 2**20
 """CPUs one machine may have."""
 
+MAX_TIME = 2.0**50
+"""The latest virtual time (s, ~36 million years) a scenario may reach by its own numbers (submit
+times, estimates, run times, deadlines, latencies): beyond it a second is lost in float rounding, so
+times and durations would silently come out wrong."""
+
 MIN_LATENCY = 1e-6
 """The least link latency a scenario may give (s): the coordinator's lookahead. Below it, at the times
 of long traces (1e9 s and more), a latency is lost in float rounding and virtual time cannot advance."""

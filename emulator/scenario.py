@@ -25,6 +25,7 @@ from .config import ScenarioError, Table
 from .model import (
     MAX_CPUS_PER_MACHINE,
     MAX_MACHINES,
+    MAX_TIME,
     MIN_LATENCY,
     PLACEMENTS,
     USER_CLASSES,
@@ -348,7 +349,7 @@ def _clusters(
             expected="a unique, non-empty name",
         )
         names.add(name)
-        latency = t.number("latency", 1.0, low=MIN_LATENCY, finite=True)
+        latency = t.number("latency", 1.0, low=MIN_LATENCY, finite=True, high=MAX_TIME)
         bandwidth = _bandwidth(t)
         licenses = t.table("licenses", {})
         pool = {lic: licenses.number(lic, low=0, integer=True) for lic in sorted(licenses.data)}
@@ -450,6 +451,7 @@ def _workload(
         extra = table.select(names) if names else None
     t.done()
     _check_unique(jobs, t)
+    _check_times(jobs, t)
     return jobs, direct_link, direct, skipped, extra
 
 
@@ -487,6 +489,20 @@ def _check_unique(jobs: list[Job], t: Table) -> None:
         if job.id in seen:
             raise ScenarioError(f"{t.source}: workload has two jobs with id {job.id}; ids must be unique")
         seen.add(job.id)
+
+
+def _check_times(jobs: list[Job], t: Table) -> None:
+    """Every job's times within :data:`MAX_TIME`, whatever source made them (a trace line of 1e17 s, a
+    generator's huge mean): the run would come out wrong, not fail."""
+    for what in ("submit", "estimate", "runtime", "deadline"):
+        late = [job for job in jobs if MAX_TIME < getattr(job, what) < math.inf]
+        if late:
+            more = f" (and {len(late) - 1} more jobs)" if len(late) > 1 else ""
+            raise ScenarioError(
+                f"{t.source}: [{t.path}]: job {late[0].id} has {what} {getattr(late[0], what):g} s{more}, "
+                f"beyond the 2^50 s (~36 million years) virtual time holds to the second; expected at "
+                f"most {MAX_TIME:g}"
+            )
 
 
 def build_platform(raw: dict, source: str, base: Path = Path(".")) -> Platform:

@@ -13,7 +13,7 @@ import pytest
 
 from emulator import runner
 from emulator.cli import main
-from emulator.cli_errors import EXIT_EMULATION, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_IO, EXIT_TERMINATED
+from emulator.cli_errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_IO, EXIT_TERMINATED
 
 from .conftest import shared_path
 
@@ -40,14 +40,15 @@ def test_a_scenario_that_is_not_utf8(tmp_path, capsys):
     assert "not UTF-8" in one_line(capsys)
 
 
-def test_virtual_time_that_cannot_advance_is_an_emulation_failure(tmp_path, capsys):
+def test_times_virtual_time_cannot_hold_are_refused_where_they_enter(tmp_path, capsys):
+    # (the coordinator's own refusal to loop, Stalled, is tested in test_coordinator)
     raw = tmp_path / "late.toml"
     raw.write_text(
         'name = "late"\n[[clusters]]\nname = "a"\nmachines = [{cpus = 1, mips = 1.0}]\n'
         '[workload]\nsource = "gridlets"\ngridlets = [{id = 1, length = 1.0, cpus = 1, submit = 1e17}]\n'
     )
-    assert main(["run", str(raw), "--quiet", "--out", str(tmp_path / "run")]) == EXIT_EMULATION
-    assert "cannot advance past 1e+17" in one_line(capsys)
+    assert main(["run", str(raw), "--quiet", "--out", str(tmp_path / "run")]) == EXIT_INPUT
+    assert "job 1 has submit 1e+17 s, beyond the 2^50 s" in one_line(capsys)
 
 
 @pytest.mark.parametrize(

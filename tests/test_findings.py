@@ -35,16 +35,19 @@ def one_line(capsys) -> str:
 #    advance hung whole
 
 
-def test_a_trace_run_time_of_1e17_finishes_instead_of_spinning(tmp_path, capsys):
+def test_a_trace_run_time_of_1e17_is_refused_and_one_of_1e15_finishes(tmp_path, capsys):
     trace_file = tmp_path / "long.swf"
     trace_file.write_text("; MaxProcs: 4\n" + SWF.format(id=1, submit=0, run=10**17))
-    out = tmp_path / "run"
     started = time.monotonic()
-    assert main(["run", "--swf", str(trace_file), "--quiet", "--out", str(out)]) == 0
+    assert main(["run", "--swf", str(trace_file), "--quiet", "--out", str(tmp_path / "no")]) == EXIT_INPUT
     assert time.monotonic() - started < 20
+    assert "job 1 has estimate 1e+17 s, beyond the 2^50 s" in one_line(capsys)  # (its estimate: field 9)
+    trace_file.write_text("; MaxProcs: 4\n" + SWF.format(id=1, submit=0, run=10**15))
+    out = tmp_path / "run"
+    assert main(["run", "--swf", str(trace_file), "--quiet", "--out", str(out)]) == 0
     assert "1 jobs: 1 finished" in capsys.readouterr().out
     row = pa.ipc.open_file(str(out / "jobs.arrow")).read_all().to_pylist()[0]
-    assert (row["status"], row["start"], row["finish"]) == ("finished", 0.0, 1e17)
+    assert (row["status"], row["start"], row["finish"]) == ("finished", 0.0, 1e15)
 
 
 def test_a_sweep_point_that_would_hang_is_refused_before_any_point_runs(tmp_path, capsys):
