@@ -14,7 +14,6 @@ from time import perf_counter
 
 import numpy as np
 
-from .backlog import Backlog
 from .cluster_state import ClusterState
 from .coordinator import EVENT_BUDGET
 from .execution import Run
@@ -39,13 +38,13 @@ from .messages import (
     SUBMIT,
     UP,
     Message,
-    Status,
 )
 from .messages import RETURN as RETURN_ROW
 from .model import Cluster, Job, Link, LinkClock
 from .policies import LOCAL
 from .policies.registry import PolicySpec
 from .preemption import CHECKPOINT, KEEPS_PROGRESS, KINDS, STOP, Held, Preempt, PreemptionError, resume_info
+from .reporting import Reporter
 from .resources import Pes, Plan
 from .views import ClusterView
 
@@ -93,15 +92,9 @@ class ClusterPartition:
         self._events: list[tuple] = []
         self._rows: list[tuple] = []
         self._outbox: list[Message] = []
-        self._changes = Changes()  # what the next report tells
-        self.report = report
-        self.backlog = Backlog() if report else None
+        self.reporter = Reporter(cluster.link, status_period, bool(cluster.link_changes)) if report else None
         self.status_period = status_period  # > 0: report only at its multiples (stress: stale information)
         self._report_at = math.inf  # the pending report time (status_period)
-        self.link = cluster.link  # the link to the meta-scheduler in force now
-        self._link_report = (0.0, 0.0)  # Status latency/bandwidth: (0, 0) unless the link ever changes
-        self._link_news = False  # a link change not reported yet
-        self._status_due = -math.inf  # the last report's delivery: reports stay in order when latency drops
         # Events that free nothing by themselves (stress markers; failures, repairs and outages, whose
         # repairs and ends free CPUs only while the cluster is impaired): see _reject_stuck.
         self._markers = 0
@@ -115,14 +108,10 @@ class ClusterPartition:
         self._kills: dict[int, int] = {}  # job id -> kills by failures and outages (lost above max_kills)
         self._impaired = False  # a machine or the whole cluster down: a stuck queue may start later
         self._down: Outage | None = None  # the outage in force
-        self._news = False  # a failure, repair or outage the meta-scheduler was not told of yet
-        self._up_report = -1  # Status.up_cpus: -1 unless machines can fail or the cluster go down
         self._local_ids: set[int] | None = None  # direct-entry jobs, when an outage returns the others
         self._load_direct(direct, direct_link)
-        if cluster.link_changes:
-            self._link_report = (self.link.latency, self.link.bandwidth)
-            for time, link in cluster.link_changes:
-                self._marker_at(time, _LINK_CHANGE, link)
+        for time, link in cluster.link_changes:
+            self._marker_at(time, _LINK_CHANGE, link)
         if failures is not None:
             self._init_failures(failures, seed_seq)
         self.view = ClusterView(self.state)
@@ -149,7 +138,7 @@ class ClusterPartition:
         never reports (every job entered directly) sends nothing: it can send a
         job back only if it was dispatched to it, and none ever is.
         """
-        if not self.report:
+        if self.reporter is None:
             return math.inf
         if self.status_period and self._local_ids is None:  # (an outage may send jobs back at any time)
             return report_time(self.next_time, self.status_period)
@@ -158,7 +147,7 @@ class ClusterPartition:
     @property
     def reacts(self) -> bool:
         """A job arriving makes a reporting cluster report on it (or send it back, in an outage)."""
-        return self.report
+        return self.reporter is not None
 
     def advance(
         self, horizon: float, inbox: list[Message], budget: int = EVENT_BUDGET
@@ -204,7 +193,7 @@ class ClusterPartition:
                 self._plan_tick()
             else:
                 self._pass()
-            if self.report:
+            if self.reporter is not None:
                 self._report()
             self.timeline.step(time, self.busy)
         out, rows = self._outbox, self._rows
@@ -244,8 +233,10 @@ class ClusterPartition:
         if self._local_ids is not None:  # an outage may return queued jobs: remember what entered how
             original = job
         job = self.policy.admit(job)
+        reporter = self.reporter
         if local:
-            self._changes.local.append(job.id)
+            if reporter is not None:
+                reporter.entered(job)
             if self._local_ids is not None:
                 self._local_ids.add(job.id)
         elif self._local_ids is not None and job is not original:
@@ -253,12 +244,12 @@ class ClusterPartition:
         reason = self.cluster.refusal(job)
         if reason is not None:
             self._rows.append((time, REJECT, job.id, index, 0, NO_CPUS, NO_CPUS, reason))
-            self._changes.rejected.append(job.id)
+            if reporter is not None:
+                reporter.refused(job)
             return
         self.state.enqueue(job, priority)
-        if self.backlog is not None:
-            self.backlog.queued(job)
-        self._changes.arrived.append(job.id)
+        if reporter is not None:
+            reporter.queued(job)
         if self._down is not None and not local and self._down.queued == RETURN:
             self._send_back(job)
 
@@ -355,9 +346,8 @@ class ClusterPartition:
             run.resumed(held.done, held.overhead)
             info = resume_info(held.kind, held.overhead)
             self._rows.append((now, RESUME, job.id, self.index, job.cpus, machines, pes, info))
-        self._changes.started.append(job.id)
-        if self.backlog is not None:
-            self.backlog.started(run)
+        if self.reporter is not None:
+            self.reporter.started(run)
         self.execution.started(self, run)  # (an exact-time model may set the estimated end here)
         state.expect(run)
         if self.kill_at_estimate and run.end > run.estimated_end:
@@ -369,9 +359,8 @@ class ClusterPartition:
         state.finish(run)
         state.resources.release(job, run.plan, run.machines, run.pes)
         self._rows.append((state.now, row, job.id, self.index, job.cpus, run.machines, run.pes, info))
-        self._changes.finished.append(job.id)
-        if self.backlog is not None:
-            self.backlog.finished(run)
+        if self.reporter is not None:
+            self.reporter.finished(run)
 
     def _preempt(self, job_id: int, kind: str, overhead: float = 0.0) -> None:
         """Preempt running job ``job_id`` now (:mod:`emulator.preemption`): free its CPUs, requeue it.
@@ -409,9 +398,8 @@ class ClusterPartition:
         self._rows.append((state.now, row, job.id, self.index, job.cpus, run.machines, run.pes, info))
         waiting = max(0.0, job.length - done)
         state.requeue(job, Held(kind, done, tuple(m for m, _ in run.plan), overhead, waiting))
-        if self.backlog is not None:
-            self.backlog.finished(run)
-            self.backlog.queued(job)
+        if self.reporter is not None:
+            self.reporter.requeued(run)
 
     def _cancel_finish(self, run: Run) -> None:
         """Drop the pending completion of ``run``, and its kill at its estimate if any.
@@ -446,7 +434,8 @@ class ClusterPartition:
             self._local_ids = set()
         if not mine.active:
             return
-        self._up_report = self.state.resources.up_cpus
+        if self.reporter is not None:  # (reports say how many CPUs are up once machines can fail)
+            self.reporter.up_cpus = self.state.resources.up_cpus
         self._failures = FailureProcess(mine.model, len(self.cluster.machines), seed_seq)
         for m in range(len(self.cluster.machines)):
             time = self._failures.first_failure(m)
@@ -476,8 +465,8 @@ class ClusterPartition:
         else:
             self._cluster_up()
         self._impaired = self._down is not None or bool(self._failed)
-        self._up_report = self.state.resources.up_cpus
-        self._news = True
+        if self.reporter is not None:
+            self.reporter.faults_changed(self.state.resources.up_cpus)
 
     def _machine_fails(self, m: int) -> None:
         """Machine ``m`` fails now: its jobs are killed and requeued, its CPUs leave the pool."""
@@ -541,9 +530,8 @@ class ClusterPartition:
     def _unqueue(self, job: Job) -> None:
         """Take a queued job out of the queue for good (lost, or sent back)."""
         self.state.drop(job)
-        if self.backlog is not None:
-            self.backlog.unqueued(job)
-        self._changes.rejected.append(job.id)  # left without finishing: the meta-scheduler's accounts drop it
+        if self.reporter is not None:
+            self.reporter.left(job)  # without finishing: the meta-scheduler's accounts drop it
 
     def _lose(self, job: Job, kills: int) -> None:
         """A job killed more than ``max_kills`` times is lost: rejected, with the reason."""
@@ -564,7 +552,7 @@ class ClusterPartition:
         original = self._originals.pop(job.id, job)
         payload = (original.to_tuple(), self._kills.pop(job.id, 0))
         self._msg_seq += 1
-        deliver = self.state.now + self.link.latency
+        deliver = self.state.now + self.reporter.link.latency
         self._outbox.append(Message(deliver, self.pid, self._msg_seq, META, RETURN_JOB, payload))
 
     def _kill_at_estimate(self, run: Run) -> None:
@@ -595,7 +583,7 @@ class ClusterPartition:
         while events and events[0][0] == time:
             _, kind, _, data = heapq.heappop(events)
             self._marker(kind, data)
-        if self.report:
+        if self.reporter is not None:
             self._report()
 
     def _marker(self, kind: int, data: Link | None) -> None:
@@ -604,9 +592,8 @@ class ClusterPartition:
         if data is _JOBS_CHANGED:
             self._reports -= 1
         if kind == _LINK_CHANGE:
-            self.link = data
-            self._link_report = (data.latency, data.bandwidth)
-            self._link_news = True
+            if self.reporter is not None:
+                self.reporter.link_changed(data)
             info = f"latency={data.latency:g} bandwidth={data.bandwidth:g}"
             self._rows.append((self.state.now, LINK, -1, self.index, 0, NO_CPUS, NO_CPUS, info))
         # _REPORT_DUE only makes this a report time (see _report_due)
@@ -622,65 +609,22 @@ class ClusterPartition:
             if at == now:
                 return True
             self._report_at = at
-            jobs_changed = self._changes.of_jobs()  # else only news (failures, links): not worth staying for
+            jobs_changed = (
+                self.reporter.changes.of_jobs()
+            )  # else only news (failures, links): not worth staying for
             self._marker_at(self._report_at, _REPORT_DUE, _JOBS_CHANGED if jobs_changed else None)
         return False
 
     def _report(self) -> None:
         """Tell the meta-scheduler what changed: after each scheduling event, or at multiples of
         ``status_period`` (one report carrying every change since the last)."""
-        changes = self._changes
-        if not (changes.of_jobs() or changes.local or self._link_news or self._news):
+        reporter = self.reporter
+        if not reporter.pending or (self.status_period and not self._report_due()):
             return
-        if self.status_period and not self._report_due():
-            return
-        backlog = self.backlog
-        latency, bandwidth = self._link_report
-        status = Status(
-            queued=len(self.state.queue),
-            running=len(self.state.running),
-            free_cpus=self.state.resources.free_cpus,
-            queued_work=self.state.queued_work,
-            arrived=tuple(changes.arrived),
-            started=tuple(changes.started),
-            finished=tuple(changes.finished),
-            rejected=tuple(changes.rejected),
-            local=tuple(changes.local),
-            time=self.state.now,
-            queued_cpu_work=backlog.queued_cpu_work,
-            running_work=backlog.running_work(self.state.now),
-            draining_cpus=backlog.draining_cpus,
-            latency=latency,
-            bandwidth=bandwidth,
-            up_cpus=self._up_report,
-            down=self._down is not None,
-        )
-        self._changes = Changes()
-        self._link_news = False
-        self._news = False
+        status = reporter.status(self.state, self._down is not None)
         self._msg_seq += 1
-        deliver = self.state.now + self.link.latency
-        if deliver < self._status_due:  # a later report never overtakes an earlier one
-            deliver = self._status_due
-        self._status_due = deliver
+        deliver = reporter.delivery(self.state.now)
         self._outbox.append(Message(deliver, self.pid, self._msg_seq, META, STATUS, status))
-
-
-class Changes:
-    """The job ids whose state changed since the last report, which the next one carries."""
-
-    __slots__ = ("arrived", "finished", "local", "rejected", "started")
-
-    def __init__(self) -> None:
-        self.arrived: list[int] = []  # queued here
-        self.started: list[int] = []
-        self.finished: list[int] = []  # and killed at their estimate
-        self.rejected: list[int] = []  # and every other way of leaving for good (lost, sent back)
-        self.local: list[int] = []  # entered directly (not dispatched)
-
-    def of_jobs(self) -> bool:
-        """Whether a job arrived, started or left (direct entries alone change no account)."""
-        return bool(self.arrived or self.started or self.finished or self.rejected)
 
 
 def report_time(time: float, period: float) -> float:
