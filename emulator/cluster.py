@@ -609,9 +609,8 @@ class ClusterPartition:
             if at == now:
                 return True
             self._report_at = at
-            jobs_changed = (
-                self.reporter.changes.of_jobs()
-            )  # else only news (failures, links): not worth staying for
+            # A report of jobs' changes keeps the run alive; one of news only (failures, links) does not.
+            jobs_changed = self.reporter.changes.of_jobs()
             self._marker_at(self._report_at, _REPORT_DUE, _JOBS_CHANGED if jobs_changed else None)
         return False
 
