@@ -4,6 +4,7 @@ Importing this package registers every built-in policy in :data:`LOCAL` and :dat
 """
 
 from . import (  # noqa: F401  (registration)
+    conservative,
     cs2,
     dll,
     easy,
