@@ -66,6 +66,18 @@ def test_reservations_made_at_arrival_are_the_promises(tmp_path, monkeypatch):
     assert promised == {1: 0, 2: 10, 3: 15, 4: 10}
 
 
+# Two CPUs. J1 (both) is estimated at 10 but runs 20; J2 (both, 5 s) arrives at 1 and is reserved
+# at 10, J1's estimated end, where nothing happens.
+OVERRUN = [job(1, 0, 2, 20, estimate=10), job(2, 1, 2, 5)]
+
+
+def test_a_reservation_held_up_by_a_job_past_its_estimate_is_made_again(tmp_path):
+    # At 20 J1 ends: J2's reservation at 10 has passed; it is made again at 20 and starts then
+    # (it was once kept in the past, never started, and rejected as stuck).
+    rows = run_scenario(tmp_path, one_cluster("conservative", [machine(2)]), OVERRUN, site="c")
+    assert starts(rows) == {1: (0, 20), 2: (20, 25)}
+
+
 # Two machines of 2 CPUs, one matlab copy (the scenario of test_local_policies' EASY test):
 # J1, J2 need the copy; J3 (2 CPUs, 30 s) and J4 (1 CPU, 50 s) need none; J5 needs the copy.
 LICENSED = [
@@ -155,7 +167,8 @@ def record_promises(monkeypatch) -> dict[int, float]:
 
 
 @st.composite
-def scenarios(draw):
+def scenarios(draw, slack=(0, 0, 1, 5, 30)):
+    """Up to 14 jobs on up to 3 machines with one license type; estimates run time + ``slack``."""
     machines = [
         machine(draw(st.integers(1, 4)), draw(st.sampled_from([1.0, 2.0, 3.0])))
         for _ in range(draw(st.integers(1, 3)))
@@ -170,7 +183,7 @@ def scenarios(draw):
                 draw(st.integers(0, 30)),
                 draw(st.integers(1, 4)),
                 runtime,
-                estimate=runtime + draw(st.sampled_from([0, 0, 1, 5, 30])),
+                estimate=max(1, runtime + draw(st.sampled_from(slack))),
                 licenses=draw(st.sampled_from([[], [], ["a"], ["a", "a"]])),
                 placement=draw(st.sampled_from(["single", "spread"])),
                 user=draw(st.integers(0, 2)),
@@ -197,6 +210,20 @@ def test_no_job_starts_later_than_its_first_reservation(tmp_path_factory, monkey
             continue
         assert row["status"] == "finished", row
         assert row["start"] <= promised[job_id] + 1e-9, (job_id, row["start"], promised[job_id])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(scenarios(slack=(-15, -5, -1, 0, 5)))
+def test_every_job_that_fits_finishes_when_jobs_outlive_their_estimates(tmp_path_factory, scenario):
+    """Jobs running past their estimates put reservations in the past; none is left queued (a job
+    rejected only because it can never fit: more CPUs or copies than the cluster has)."""
+    machines, copies, jobs, order, per_machine = scenario
+    cluster = one_cluster(f"conservative[order={order}]", machines, licenses={"a": copies})
+    cluster[0]["license_per_machine"] = per_machine
+    rows = run_scenario(tmp_path_factory.mktemp("run"), cluster, jobs, site="c")
+    for row in rows.values():
+        assert row["status"] in ("finished", "rejected"), row
+        assert "idle cluster" not in (row["reason"] or ""), row
 
 
 # -- GridSim's ConservativeBackfill, with exact estimates and whole seconds ------------------------

@@ -92,6 +92,9 @@ class Conservative(LocalPolicy):
         if not self._licenses and res.free_licenses:
             self._licenses = tuple(res.free_licenses)
         freed = self._forget(view)
+        for job_id in [j for j, block in self.booked.items() if block.start < now]:
+            del self.booked[job_id]  # held up by a job past its estimate: made again below
+            freed = True
         profile = CpuProfile(
             now,
             res.free,
@@ -99,11 +102,6 @@ class Conservative(LocalPolicy):
             self._releases(view),
             self.booked.values(),
         )
-        for job_id, block in list(self.booked.items()):
-            if block.start < now:  # held up by a job past its estimate: made again below
-                profile.give(block)
-                del self.booked[job_id]
-                freed = True
         ranked = self.order.ranked(view)
         while freed:  # compression, until no reservation moves
             freed = self._compress(view, ranked, profile)
@@ -129,18 +127,27 @@ class Conservative(LocalPolicy):
 
     def _compress(self, view, ranked: list[Job], profile: CpuProfile) -> bool:
         """Move each reservation, in queue order, to the earliest slot before its start, if any; True
-        if one moved (its old slot is free now: a later one may move into it)."""
+        if one moved (its old slot is free now: a later one may move into it).
+
+        Only the reservations :meth:`CpuProfile.movable` lets through are placed again, and that
+        check is made anew for the ones after a reservation that moved.
+        """
         now, res, moved = view.now, view.resources, False
-        for job in ranked:
-            block = self.booked.get(job.id)
-            if block is None or block.start <= now:
-                continue
-            profile.give(block)
-            better = profile.earliest(self._demand(job, res), before=block.start)
-            if better is not None:
-                block, moved = better, True
-                self.booked[job.id] = block
-            profile.take(block)
+        waiting = [job for job in ranked if job.id in self.booked and self.booked[job.id].start > now]
+        while waiting:
+            blocks = [self.booked[job.id] for job in waiting]
+            shortest = np.array([job.estimate * job.bench for job in waiting]) / float(res.mips.max())
+            for k in np.flatnonzero(profile.movable(blocks, shortest)).tolist():
+                job, block = waiting[k], blocks[k]
+                profile.give(block)
+                better = profile.earliest(self._demand(job, res), before=block.start)
+                profile.take(better or block)
+                if better is not None:
+                    self.booked[job.id], moved = better, True
+                    waiting = waiting[k + 1 :]
+                    break
+            else:
+                break
         return moved
 
     def _forget(self, view) -> bool:

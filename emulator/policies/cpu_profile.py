@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -40,13 +41,17 @@ class Block:
     plan: Plan
     copies: np.ndarray
 
-    @property
+    @cached_property
     def machines(self) -> np.ndarray:
         return np.fromiter((m for m, _ in self.plan), np.int64, len(self.plan))
 
-    @property
+    @cached_property
     def counts(self) -> np.ndarray:
         return np.fromiter((n for _, n in self.plan), np.int64, len(self.plan))
+
+    @cached_property
+    def cpus(self) -> int:
+        return int(self.counts.sum())
 
 
 @dataclass(frozen=True)
@@ -75,36 +80,27 @@ class CpuProfile:
     """
 
     def __init__(self, now: float, free_now: np.ndarray, copies_now: np.ndarray, releases, blocks) -> None:
-        machines, licenses = free_now.size, copies_now.size
-        times, where, counts, ltimes, lcounts = [now], [], [], [], []
-        for time, plan, copies in releases:
-            time = max(time, now)
-            for m, n in plan:
-                times.append(time)
-                where.append(m)
-                counts.append(n)
-            if copies is not None:
-                ltimes.append(time)
-                lcounts.append(copies)
-        for b in blocks:
-            for time, sign in ((b.start, -1), (b.end, 1)):
-                for m, n in b.plan:
-                    times.append(time)
-                    where.append(m)
-                    counts.append(sign * n)
-                if licenses:
-                    ltimes.append(time)
-                    lcounts.append(sign * b.copies)
-        grid = np.unique(np.array(times, dtype=float))
-        delta = np.zeros((grid.size, machines), dtype=np.int64)
-        rows = np.searchsorted(grid, np.array(times[1:], dtype=float))
-        np.add.at(delta, (rows, np.array(where, dtype=np.int64)), np.array(counts, dtype=np.int64))
+        blocks = list(blocks)
+        changes = [_release(now, time, plan) for time, plan, _ in releases]
+        changes += [(np.full(b.machines.size, b.start), b.machines, -b.counts) for b in blocks]
+        changes += [(np.full(b.machines.size, b.end), b.machines, b.counts) for b in blocks]
+        times, where, counts = (np.concatenate([c[k] for c in changes] or [np.empty(0)]) for k in range(3))
+        grid = np.unique(np.concatenate(([now], times)))
+        delta = np.zeros((grid.size, free_now.size), dtype=np.int64)
+        np.add.at(delta, (grid.searchsorted(times), where.astype(np.int64)), counts.astype(np.int64))
         delta[0] += free_now
         self.times = grid
         self.free = np.cumsum(delta, axis=0)
-        ldelta = np.zeros((grid.size, licenses), dtype=np.int64)
+        self.total = self.free.sum(axis=1)
+        ltimes = [max(time, now) for time, _, copies in releases if copies is not None]
+        lcounts = [copies for _, _, copies in releases if copies is not None]
+        if copies_now.size:
+            for b in blocks:
+                ltimes += [b.start, b.end]
+                lcounts += [-b.copies, b.copies]
+        ldelta = np.zeros((grid.size, copies_now.size), dtype=np.int64)
         if ltimes:
-            np.add.at(ldelta, np.searchsorted(grid, np.array(ltimes, dtype=float)), np.array(lcounts))
+            np.add.at(ldelta, grid.searchsorted(np.array(ltimes, dtype=float)), np.array(lcounts))
         ldelta[0] += copies_now
         self.copies = np.cumsum(ldelta, axis=0)
 
@@ -116,17 +112,42 @@ class CpuProfile:
         self.times = np.insert(self.times, k + 1, time)
         self.free = np.insert(self.free, k + 1, self.free[k], axis=0)
         self.copies = np.insert(self.copies, k + 1, self.copies[k], axis=0)
+        self.total = np.insert(self.total, k + 1, self.total[k])
         return k + 1
 
     def take(self, block: Block, sign: int = -1) -> None:
         """Mark ``block``'s CPUs and copies busy over its span (``sign = 1``: give them back)."""
         a, b = self._row(block.start), self._row(block.end) if math.isfinite(block.end) else self.times.size
         self.free[a:b, block.machines] += sign * block.counts
+        self.total[a:b] += sign * block.cpus
         if self.copies.shape[1]:
             self.copies[a:b] += sign * block.copies
 
     def give(self, block: Block) -> None:
         self.take(block, sign=1)
+
+    def movable(self, blocks: list[Block], shortest: np.ndarray) -> np.ndarray:
+        """Which of ``blocks`` might fit earlier: a necessary condition, for all of them at once.
+
+        Block ``j`` (``shortest[j]``: a lower bound of its duration) can start at a row before its
+        own only if, with its own CPUs given back, every row of that shortest window holds its CPUs
+        in all (over every machine, a bound of what its machines hold). Compression asks this of
+        every reservation at every early end; the few that pass are placed in earnest
+        (:meth:`earliest`), so the queue is checked in a few array operations, not job by job.
+        """
+        times, rows = self.times, self.times.size
+        starts = np.array([b.start for b in blocks])
+        cpus = np.array([b.cpus for b in blocks], dtype=np.int64)
+        own = np.zeros((len(blocks), rows + 1), dtype=np.int64)
+        js = np.arange(len(blocks))
+        own[js, times.searchsorted(starts)] += cpus
+        own[js, times.searchsorted(np.array([b.end for b in blocks]))] -= cpus
+        room = self.total + np.cumsum(own, axis=1)[:, :rows]
+        blocked = np.where(room < cpus[:, None], np.arange(rows), rows)
+        next_bad = np.minimum.accumulate(blocked[:, ::-1], axis=1)[:, ::-1]
+        last = times.searchsorted(times + shortest[:, None], side="left") - 1
+        last = np.maximum(last, np.arange(rows))
+        return ((times < starts[:, None]) & (next_bad > last)).any(axis=1)
 
     def earliest(self, demand: Demand, before: float = math.inf) -> Block | None:
         """The earliest block for ``demand`` starting before ``before``, or None."""
@@ -135,8 +156,12 @@ class CpuProfile:
         if count == 0 or not demand.eligible.any():
             return None
         single = job.placement == SINGLE
-        usable = np.where(demand.eligible, free, 0)
-        room = usable.max(axis=1) if single else usable.sum(axis=1)
+        if single:
+            room = np.where(demand.eligible, free, 0).max(axis=1)
+        elif demand.eligible.all():
+            room = self.total
+        else:
+            room = np.where(demand.eligible, free, 0).sum(axis=1)
         bad = room < job.cpus
         if demand.copies.size:
             bad |= (self.copies < demand.copies).any(axis=1)
@@ -192,3 +217,11 @@ class CpuProfile:
             if (self.copies[a : last + 1].min(axis=0) < copies).any():
                 return None
         return Block(start, start + needed, plan, copies)
+
+
+def _release(now: float, time: float, plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A running job's CPUs given back at its estimated end (``now`` at the latest: past its estimate,
+    it may end at any moment), as ``(times, machines, counts)``."""
+    machines = np.fromiter((m for m, _ in plan), np.int64, len(plan))
+    counts = np.fromiter((n for _, n in plan), np.int64, len(plan))
+    return np.full(machines.size, max(time, now)), machines, counts
