@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import re
+import shlex
 import textwrap
 from pathlib import Path
 
@@ -207,3 +208,14 @@ def test_the_docs_show_the_tested_plugin_files():
     docs = (Path(__file__).parents[1] / "docs" / "policies.md").read_text()
     for name in ("smallest_first.py", "fewest_cpus.py", "four_jobs.toml"):
         assert (PLUGINS / name).read_text().strip() in docs, name
+
+
+def test_the_docs_commands_on_the_worked_example_run(tmp_path, monkeypatch, capsys):
+    docs = (Path(__file__).parents[1] / "docs" / "policies.md").read_text()
+    lines = [line for line in docs.splitlines() if line.startswith("gridemu ") and "four_jobs.toml" in line]
+    assert len(lines) == 3
+    monkeypatch.chdir(Path(__file__).parents[1])  # "from the repository's root"
+    for i, line in enumerate(lines):
+        argv = [*shlex.split(line)[1:], "--out", str(tmp_path / f"out{i}"), "--quiet"]
+        assert main(argv) == 0, line
+    assert times(tmp_path / "out0") == SMALLEST_TIMES and times(tmp_path / "out1") == LARGEST_TIMES
