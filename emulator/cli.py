@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import textwrap
+from contextlib import suppress
 from importlib import metadata
 from pathlib import Path
 
@@ -59,8 +60,9 @@ def _import_from_cwd() -> None:
     path starts with the current directory (the console script's starts with its bin directory).
     Appended, so installed packages keep precedence over files that happen to share their names;
     Ray workers search the driver's directory too (:mod:`actors.session`)."""
-    if "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.append(os.getcwd())
+    with suppress(FileNotFoundError):  # (a deleted working directory: nothing to add)
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.append(os.getcwd())
 
 
 def _parser() -> argparse.ArgumentParser:
