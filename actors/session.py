@@ -9,8 +9,10 @@ stays as the cluster has it.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 LOCAL_OBJECT_STORE = 256 * 1024 * 1024
 """Bytes: the barrier ships small msgpack batches; 256 MB is plenty and leaves a laptop its memory."""
@@ -55,3 +57,20 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
         yield
     finally:
         ray.shutdown()
+
+
+def driver_import_path() -> dict:
+    """A ``runtime_env`` giving actors and tasks this process's own import path, so that plug-in
+    policies (``mymodule:MyPolicy``) import there as they did here.
+
+    Ray adds only the driver's directory and script directory to a worker's path; entries added at
+    run time (a notebook's ``sys.path.append``, PYTHONPATH of a driver that joined a running Ray)
+    would be missing. The interpreter's own directories are left out: a node may run another
+    Python. Ray expands ``${PYTHONPATH}``, so the worker's own entries follow.
+
+    >>> ray.remote(PartitionHost).options(runtime_env=driver_import_path())  # doctest: +SKIP
+    """
+    interpreter = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    own = [str(Path(entry).resolve()) for entry in sys.path]  # ("" is the current directory)
+    entries = [e for e in dict.fromkeys(own) if not interpreter & {Path(e), *Path(e).parents}]
+    return {"env_vars": {"PYTHONPATH": os.pathsep.join([*entries, "${PYTHONPATH}"])}}

@@ -8,7 +8,7 @@ import ray
 
 from emulator.sweep import Executor, Point, PointResult, run_point
 
-from .session import ray_session
+from .session import driver_import_path, ray_session
 
 
 def ray_tasks(address: str | None = None) -> Executor:
@@ -19,7 +19,7 @@ def ray_tasks(address: str | None = None) -> Executor:
 
     def execute(scenario: str, todo: list[Point]) -> Iterator[PointResult]:
         with ray_session(address):
-            task = ray.remote(run_point).options(num_cpus=1, max_retries=0)
+            task = ray.remote(run_point).options(num_cpus=1, max_retries=0, runtime_env=driver_import_path())
             pending = [task.remote(scenario, point) for point in todo]
             while pending:
                 done, pending = ray.wait(pending, num_returns=1)

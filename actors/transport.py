@@ -49,7 +49,7 @@ from .compiled import compile_rounds
 from .grouping import better_grouping, decayed_loads, group_partitions, owners, static_weights
 from .host import PartitionHost
 from .packing import pack_calls, unpack_results
-from .session import ray_session
+from .session import driver_import_path, ray_session
 
 
 class HostDied(RuntimeError):
@@ -113,7 +113,9 @@ class RayTransport:
         self._loads = [0.0] * len(self.owner)  # by pid, decayed over the checks (REBALANCE_MEMORY)
         self._scenario = ray.put(scenario)
         cpus = ray.cluster_resources().get("CPU", 1.0)
-        self._actor = ray.remote(host).options(num_cpus=min(1.0, cpus / len(groups)), max_restarts=0)
+        self._actor = ray.remote(host).options(
+            num_cpus=min(1.0, cpus / len(groups)), max_restarts=0, runtime_env=driver_import_path()
+        )
         self.hosts = [self._actor.remote(self._scenario, group) for group in groups]
         self._snapshots: list[bytes | None] = [None] * len(groups)
         self._log: list[list[bytes]] = [[] for _ in groups]  # by host: its calls since its snapshot

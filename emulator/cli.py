@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import os
 import re
 import sys
 import textwrap
+from contextlib import suppress
 from importlib import metadata
 from pathlib import Path
 
@@ -49,7 +51,18 @@ def main(argv: list[str] | None = None) -> int:
     """The ``gridemu`` command; exit codes in :mod:`emulator.cli_errors` (and the README)."""
     parser = _parser()
     args = parser.parse_args(argv)
+    _import_from_cwd()
     return run_command(lambda: args.command(args), debug=args.debug)
+
+
+def _import_from_cwd() -> None:
+    """Plug-in policies (``mymodule:MyPolicy``) beside the user import as under ``python -m``, whose
+    path starts with the current directory (the console script's starts with its bin directory).
+    Appended, so installed packages keep precedence over files that happen to share their names;
+    Ray workers search the driver's directory too (:mod:`actors.session`)."""
+    with suppress(FileNotFoundError):  # (a deleted working directory: nothing to add)
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.append(os.getcwd())
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -339,13 +352,15 @@ def _policies(args: argparse.Namespace) -> int:
 
 
 def format_policies(registry, title: str, width: int = 100) -> str:
-    """One entry per registered policy: name and description, then its ``key=default`` parameters."""
-    names = registry.names()
-    pad = max(map(len, names)) + 2
+    """One entry per policy, built-in then installed plug-ins: name and description, then its
+    ``key=default`` parameters."""
+    notes = {name: "" for name in registry.names()}
+    notes.update((name, f" (plug-in {reference})") for name, reference in registry.installed().items())
+    pad = max(map(len, notes)) + 2
     lines = [title]
-    for name in names:
+    for name, note in notes.items():
         lines += textwrap.wrap(
-            describe_policy(type(registry.create(name))),
+            describe_policy(registry.lookup(name)) + note,
             width,
             initial_indent=f"  {name.ljust(pad)}",
             subsequent_indent=" " * (pad + 2),

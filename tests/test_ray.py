@@ -382,3 +382,35 @@ def test_cli_a_dead_actor_without_checkpoints_is_one_line_and_exit_4(
     ), err
     assert sorted(p.name for p in out.iterdir()) == [".running", "events.arrow.part"]
     assert err.count("\n") <= 2, err  # Ray's own multi-line error is quoted by its first line only
+
+
+def test_a_plugin_only_the_driver_can_import_runs_in_actors_and_sweep_tasks(
+    ray_instance, tmp_path, monkeypatch
+):
+    # The module is on this process's sys.path alone (not the working directory, not PYTHONPATH):
+    # actors and tasks import it through the driver's import path (actors.session.driver_import_path).
+    from actors import ray_tasks
+    from emulator.sweep import points
+
+    from .test_plugins import PLUGINS, SCENARIO, SMALLEST_TIMES, times
+
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "hidden_smallest.py").write_text((PLUGINS / "smallest_first.py").read_text())
+    monkeypatch.syspath_prepend(str(hidden))
+    spec = "hidden_smallest:SmallestFirst"
+    run(load_scenario(SCENARIO, [f"local.policy={spec}"]), tmp_path / "ray", backend=ray_backend(hosts=1))
+    assert times(tmp_path / "ray") == SMALLEST_TIMES
+    [result] = ray_tasks()(str(SCENARIO), points([("local.policy", [spec])]))
+    assert not result.error and result.metrics["makespan"] == 19.0
+
+
+def test_the_driver_import_path_leaves_the_interpreter_out(tmp_path, monkeypatch):
+    import sys
+
+    from actors.session import driver_import_path
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    entries = driver_import_path()["env_vars"]["PYTHONPATH"].split(":")
+    assert entries[0] == str(tmp_path.resolve()) and entries[-1] == "${PYTHONPATH}"
+    assert not any(entry.startswith(sys.prefix) for entry in entries)

@@ -3,7 +3,9 @@
 A spec is ``name`` or ``name[key=value,...]`` (as in dslab); values are parsed
 as int, float, bool or string, and ``str(spec)`` prints them back the same way.
 Parameters may also come from the scenario file as a table. Unknown names and
-unknown or ill-typed parameters are errors that say what was expected.
+unknown or ill-typed parameters are errors that say what was expected. A name the registry does
+not hold may be a plug-in (:mod:`emulator.policies.plugins`): ``module.path:ClassName`` or an
+entry point's name; its parameters are checked as a built-in's.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import plugins
+from .errors import PolicyError
+from .local_base import LocalPolicy
+from .meta_base import MetaPolicy
+
 ENGINE_ARGUMENTS = ("rng", "cluster", "platform")
 """Constructor arguments the engine passes when a policy asks for them (never parameters)."""
-
-
-class PolicyError(ValueError):
-    """A policy name or parameter that cannot be used."""
 
 
 def _parse_value(text: str) -> Any:
@@ -68,10 +71,11 @@ class PolicySpec:
 
 
 class Registry:
-    """Name -> policy class, for one kind of policy ("local" or "meta")."""
+    """Name -> policy class, for one kind of policy ("local" or "meta"; its classes derive from ``base``)."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, base: type = object) -> None:
         self.kind = kind
+        self.base = base
         self._classes: dict[str, type] = {}
 
     def register(self, name: str):
@@ -85,23 +89,46 @@ class Registry:
         return decorate
 
     def names(self) -> list[str]:
+        """The built-in policies' names (installed plug-ins: :meth:`installed`)."""
         return sorted(self._classes)
+
+    def installed(self) -> dict[str, str]:
+        """The entry points whose class is of this kind, name -> ``module:Class`` (each class loaded
+        to tell local from meta): for listings."""
+        return {
+            name: reference
+            for name, reference in sorted(entry_points().items())
+            if issubclass(
+                plugins.load(reference, POLICY_BASES, f"policy {name!r} (entry point {reference})"), self.base
+            )
+        }
+
+    def lookup(self, name: str) -> type:
+        """The class of policy ``name``: a built-in, a ``module:Class`` reference, or an entry point's."""
+        if name in self._classes:
+            return self._classes[name]
+        what = f"{self.kind} policy {name!r}"
+        if plugins.is_reference(name):
+            return plugins.load(name, (self.base,), what)
+        reference = entry_points().get(name)
+        if reference is None:
+            raise PolicyError(
+                f"unknown {what}; expected one of: {', '.join(self.names())}, "
+                f"or a plug-in ({plugins.FORM}, or an entry point of group {plugins.GROUP})"
+            )
+        return plugins.load(reference, (self.base,), f"{what} (entry point {reference})")
 
     def create(self, spec: PolicySpec | str, **context: Any) -> Any:
         """Instantiate ``spec``; ``context`` passes engine facts (seed stream, cluster) when wanted."""
         if isinstance(spec, str):
             spec = PolicySpec.parse(spec)
-        cls = self._classes.get(spec.name)
-        if cls is None:
-            raise PolicyError(
-                f"unknown {self.kind} policy {spec.name!r}; expected one of: {', '.join(self.names())}"
-            )
+        cls = self.lookup(spec.name)
         signature = inspect.signature(cls.__init__)
         accepted = {n: p for n, p in signature.parameters.items() if n != "self" and p.kind == p.KEYWORD_ONLY}
         params = {}
         for key, value in spec.params.items():
-            if key not in accepted or key in context:
-                options = ", ".join(k for k in accepted if k not in context) or "none"
+            if key not in accepted or key in ENGINE_ARGUMENTS:
+                options = ", ".join(k for k in accepted if k not in ENGINE_ARGUMENTS) or "none"
                 raise PolicyError(
                     f"{self.kind} policy {spec.name!r} has no parameter {key!r}; parameters: {options}"
                 )
@@ -109,12 +136,13 @@ class Registry:
             known = default is not inspect.Parameter.empty and default is not None
             params[key] = _coerce(spec.name, key, value, default) if known else value
         wanted = {k: v for k, v in context.items() if k in accepted}
-        return cls(**params, **wanted)
+        policy = cls(**params, **wanted)
+        policy.name = spec.name  # (a plug-in's class does not know the name it was asked by)
+        return policy
 
     def defaults(self, name: str) -> dict[str, Any]:
         """The documented parameters of a policy with their defaults (for scenario.toml)."""
-        cls = self._classes[name]
-        signature = inspect.signature(cls.__init__)
+        signature = inspect.signature(self.lookup(name).__init__)
         return {
             n: p.default
             for n, p in signature.parameters.items()
@@ -133,5 +161,11 @@ def _coerce(policy: str, key: str, value: Any, default: Any) -> Any:
     )
 
 
-LOCAL = Registry("local")
-META = Registry("meta")
+LOCAL = Registry("local", LocalPolicy)
+META = Registry("meta", MetaPolicy)
+POLICY_BASES = (LocalPolicy, MetaPolicy)
+
+
+def entry_points() -> dict[str, str]:
+    """Plug-ins installed under an entry point, name -> ``module:Class``; none may take a built-in's name."""
+    return plugins.entry_points({*LOCAL.names(), *META.names()})
