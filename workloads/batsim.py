@@ -8,7 +8,7 @@ quoted; a rejected job has empty times and no resources. The workload is
 ``final_state``: ``COMPLETED_SUCCESSFULLY`` (finished),
 ``COMPLETED_WALLTIME_REACHED`` (killed at its estimate),
 ``COMPLETED_KILLED`` (ran, then lost to failures) or ``REJECTED`` (never ran).
-``metadata`` holds the cluster the job ran on.
+``metadata`` holds the cluster the job was sent to (it ran there, or was rejected there).
 
 Resources are CPUs, numbered from 0 across the whole grid: cluster by cluster
 in the scenario's order, machine by machine in the cluster's order, each

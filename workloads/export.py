@@ -51,7 +51,7 @@ from .gwf import GWF_FIELDS, GWF_TEXT_COLUMNS
 from .header import HEADER_KEY, drop_keys, header_lines_of, header_of
 from .table import SWF_COLUMNS
 
-__all__ = ["HEADER_KEY", "cluster_names", "header_of", "write_gwf", "write_swf"]
+__all__ = ["HEADER_KEY", "header_of", "write_gwf", "write_swf"]
 
 GZIP_LEVEL = 6
 """zlib's default: Python's gzip default (9) compresses a trace 4x slower for a few percent."""
@@ -79,13 +79,13 @@ def write_swf(
         lines = header_lines_of(table) or _key_lines(header_of(table) or _minimal_header(table))
     columns = _swf_fields(_whole_seconds(table), schedule)
     if schedule:
-        names = cluster_names(table)
-        columns[15] = _cluster_numbers(table.column("cluster"), names)
+        names = _cluster_names(table)
+        columns[15] = _cluster_numbers(table, names)
         lines = [*drop_keys(lines, PARTITION_KEYS), *_partition_lines(names)]
     return _write_lines(path, lines, [_integers(column) for column in columns])
 
 
-def cluster_names(table: pa.Table) -> list[str]:
+def _cluster_names(table: pa.Table) -> list[str]:
     """A run's clusters in the scenario's order (SWF partition N is the N-th); in name order when the
     table does not record its platform."""
     platform = platform_of(table)
@@ -136,26 +136,29 @@ def _partition_lines(names: list[str]) -> list[str]:
     return [note, f"; MaxPartitions: {len(names)}", *numbered]
 
 
-def _cluster_numbers(cluster: pa.ChunkedArray, names: list[str]) -> pa.Array:
-    """Each job's cluster as its 1-based number in ``names``; -1 where it ran nowhere."""
-    index = pc.index_in(cluster.combine_chunks(), value_set=pa.array(names, pa.string()))
-    return pc.fill_null(pc.add(index, 1), -1).cast(pa.int64())
+def _cluster_numbers(table: pa.Table, names: list[str]) -> pa.Array:
+    """Each job's cluster as its 1-based number in ``names``; -1 where it never ran (a rejected job's
+    cluster is the one that rejected it)."""
+    ran = pc.is_valid(table.column("start")).combine_chunks()
+    index = pc.index_in(table.column("cluster").combine_chunks(), value_set=pa.array(names, pa.string()))
+    return pc.if_else(ran, pc.add(index, 1), None).fill_null(-1).cast(pa.int64())
 
 
 def _whole_seconds(table: pa.Table) -> pa.Table:
     """The table with its times rounded to whole seconds, halves up (SWF's fields are integers)."""
     for name in TIME_COLUMNS:
         if name in table.column_names:
-            rounded = pc.floor(pc.add(table.column(name), 0.5))
-            table = table.set_column(table.column_names.index(name), name, rounded)
+            table = table.set_column(table.column_names.index(name), name, _half_up(table.column(name)))
     return table
 
 
 def _integers(column: pa.Array) -> pa.Array:
     """A field as integers: floats rounded halves up (-1, unknown, stays -1)."""
-    if pa.types.is_floating(column.type):
-        column = pc.floor(pc.add(column, 0.5))
-    return column.cast(pa.int64())
+    return (_half_up(column) if pa.types.is_floating(column.type) else column).cast(pa.int64())
+
+
+def _half_up(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    return pc.floor(pc.add(column, 0.5))
 
 
 def _minimal_header(table: pa.Table) -> dict[str, str]:
