@@ -237,3 +237,20 @@ def test_the_readme_run_conversions_work_as_written(run_dir, tmp_path, monkeypat
     assert (tmp_path / "jobs.csv").read_text().startswith(",".join(COLUMNS))
     events = pq.read_table(run_dir / "events.parquet")
     assert events.equals(read_arrow(run_dir / "events.arrow"))  # the same rows, types and all
+
+
+def test_overwrite_replaces_a_run_with_its_parquet_copies(run_dir):
+    from emulator import rundir
+
+    convert(run_dir, run_dir)
+    rundir.claim(run_dir, overwrite=True)  # they are the run's files, not foreign ones
+    assert sorted(p.name for p in run_dir.iterdir()) == [rundir.MARKER]
+
+
+def test_a_write_that_fails_midway_leaves_neither_the_file_nor_its_part(tmp_path):
+    from emulator.rundir import replacing
+
+    with pytest.raises(KeyboardInterrupt), replacing(tmp_path / "out.csv") as part:
+        part.write_text("job_id,workload_name\n1,")
+        raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == []
