@@ -69,8 +69,9 @@ def write_swf(
 ) -> int:
     """Write ``table`` as SWF (``.gz`` compressed when the name says so); returns the job count.
 
-    ``header``: ``Key: value`` lines (default: the table's own, module
-    docstring); multi-line values become repeated keys, which read back the same.
+    ``header``: ``Key: value`` lines (default: the trace's own header lines as
+    they were, see the module docstring); multi-line values become repeated
+    keys, which read back the same.
     """
     schedule = _is_run(table) if schedule is None else schedule
     if header is not None:
