@@ -124,14 +124,16 @@ def _replay(args: argparse.Namespace) -> int:
 def add_convert(sub) -> None:
     convert = sub.add_parser(
         "convert",
-        help="convert a job stream between SWF, GWF and the Arrow jobs table",
-        description="Formats come from the names (.swf, .gwf, .arrow, optionally .gz; a run directory "
-        "reads its jobs.arrow) unless given. SWF -> Arrow -> SWF keeps every field and the header.",
+        help="convert a job stream between SWF, GWF and the Arrow jobs table; out to Parquet or Batsim CSV",
+        description="Formats come from the names (.swf, .gwf, .arrow, optionally .gz; .parquet; .csv: "
+        "a Batsim/evalys jobs CSV of a run's schedule; a run directory reads its jobs.arrow) unless given. "
+        "SWF -> Arrow -> SWF keeps every field and the header. RUN_DIR into a directory (existing, or "
+        "ending in /) writes Parquet copies of the run's events.arrow and jobs.arrow there.",
     )
     convert.add_argument("source", metavar="IN")
     convert.add_argument("target", metavar="OUT")
     convert.add_argument("--from", dest="source_format", choices=["swf", "gwf", "alea", "arrow"])
-    convert.add_argument("--to", dest="target_format", choices=["swf", "gwf", "arrow"])
+    convert.add_argument("--to", dest="target_format", choices=["swf", "gwf", "arrow", "parquet", "batsim"])
     convert.add_argument("--rules", choices=["pwa", "gridsim"], help="SWF/Alea rules (default pwa)")
     convert.add_argument("--sites", help="sites field: SWF partition|queue, GWF origin|last-run|none")
     convert.add_argument("--limit", type=int, metavar="N", help="the first N jobs (of the window)")
@@ -181,7 +183,7 @@ def _convert(args: argparse.Namespace) -> int:
             args.source,
             args.target,
             source_format=fmt,
-            target_format=args.target_format or _detect(detect, args.target),
+            target_format=args.target_format,
             schedule=args.schedule,
             **options,
         )

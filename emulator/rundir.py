@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
@@ -24,6 +26,8 @@ are, and rows that list many machines and PEs shrink ~9x (LCG-2005-1: 100 MB -> 
 MARKER = ".running"
 RUN_FILES = ("events.arrow", "jobs.arrow", "scenario.toml", "summary.json")
 """What a finished run leaves (with ``.part`` twins while it writes, and ``report.html`` if asked)."""
+COPIES = ("events.parquet", "jobs.parquet", "report.html")
+"""What commands may add to a run directory later (``gridemu report``, ``gridemu convert RUN RUN``)."""
 
 
 class RunDirError(FileExistsError):
@@ -93,7 +97,7 @@ def describe(path: Path) -> str:
 
 def _clear(path: Path, present: list[str]) -> None:
     """Remove a run's files (finished or stranded); refuse if anything else is there."""
-    ours = {*RUN_FILES, *(f"{n}.part" for n in RUN_FILES), MARKER, "report.html"}
+    ours = {*RUN_FILES, *COPIES, *(f"{n}.part" for n in (*RUN_FILES, *COPIES)), MARKER}
     ours |= {recovered_name(n) for n in RUN_FILES if n.endswith(".arrow")}
     foreign = [name for name in present if name not in ours]
     if foreign:
@@ -158,3 +162,20 @@ def fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def replacing(path: Path) -> Iterator[Path]:
+    """Write ``path`` atomically: yields ``path.part`` to write, then syncs it and renames it to
+    ``path``; on an error the ``.part`` is removed. A killed writer never leaves a partial file under
+    the final name (at worst a ``.part``)."""
+    part = path.with_name(path.name + ".part")
+    try:
+        yield part
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    with open(part, "rb+") as file:
+        os.fsync(file.fileno())
+    os.replace(part, path)
+    fsync_dir(path.parent)

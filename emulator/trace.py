@@ -10,6 +10,8 @@ Python error the ``.part`` file is closed and readable up to the last batch).
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 import os
 from collections.abc import Callable
@@ -62,6 +64,30 @@ JOB_INPUTS = pa.schema(
         ("placement", pa.string()),
     ]
 )
+
+
+PLATFORM_KEY = b"gridemu_platform"
+"""``jobs.arrow``'s schema metadata: the clusters in the scenario's order, each with its machines' CPUs
+(JSON ``[[name, [[count, cpus], ...]], ...]``, runs of equal machines), so exports can number a job's
+cluster (SWF field 16) and its CPUs (Batsim's resources) from the jobs table alone."""
+
+
+def platform_metadata(platform: Platform) -> bytes:
+    """:data:`PLATFORM_KEY`'s value for ``platform``."""
+    clusters = [
+        [c.name, [[len(list(run)), cpus] for cpus, run in itertools.groupby(m.cpus for m in c.machines)]]
+        for c in platform.clusters
+    ]
+    return json.dumps(clusters).encode()
+
+
+def platform_of(table: pa.Table) -> list[tuple[str, list[int]]] | None:
+    """The clusters a run's jobs table was emulated on, each with every machine's CPUs; None when the
+    table does not say (a trace, or a run from before gridemu recorded it)."""
+    raw = (table.schema.metadata or {}).get(PLATFORM_KEY)
+    if raw is None:
+        return None
+    return [(name, [cpus for count, cpus in runs for _ in range(count)]) for name, runs in json.loads(raw)]
 
 
 class PartFile:
@@ -298,6 +324,7 @@ class TraceWriter:
     ) -> None:
         self.out_dir = Path(out_dir)
         self.extra = extra
+        self.platform = platform
         self.on_progress = on_progress
         self.jobs_ended = 0
         self.jobs = jobs
@@ -386,9 +413,13 @@ class TraceWriter:
             return None
         self.events.commit(self.batch_rows if self._uneven else None)
         table = self.outcomes.table(self.jobs)
+        metadata = {}
         if self.extra is not None:  # a trace's own fields, one row per job in the same order
             for name, column in zip(self.extra.column_names, self.extra.columns, strict=True):
                 table = table.append_column(name, column)
+            metadata.update(self.extra.schema.metadata or {})  # the trace's header
+        metadata[PLATFORM_KEY] = platform_metadata(self.platform)
+        table = table.replace_schema_metadata(metadata)
         jobs_file = PartFile(self.out_dir / "jobs.arrow", table.schema)
         for batch in table.to_batches(max_chunksize=self.batch_rows):
             jobs_file.write(batch)

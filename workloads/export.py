@@ -17,35 +17,47 @@ processors = the job's CPUs, status 1 (finished), 0 (failed: it ran but never
 finished, killed at its estimate or lost to failures; its run time the
 seconds it ran) or 5 (rejected: it never ran), and for GWF the cluster as the
 last-run site.
+
+SWF as the archive defines it: every field an integer (times rounded to whole
+seconds, halves up; a schedule's wait and run time are differences of the
+rounded submit, start and finish, so submit + wait = start still holds), -1
+for unknown, and the trace's own header comment lines written as they were
+(:data:`~workloads.header.HEADER_LINES_KEY`; a table without them gets its
+parsed header, else a minimal one). A schedule's field 16 (partition) is the
+cluster each job ran on, numbered from 1 in the scenario's order (the run's
+:data:`~emulator.trace.PLATFORM_KEY`; a table without it, the clusters in name
+order), -1 if it never ran; the header's own partition lines give way to a
+``MaxPartitions`` line and one ``Partition: N name`` line per cluster, which
+``read_swf(..., sites="partition")`` reads back as the clusters' names.
 """
 
 from __future__ import annotations
 
 import gzip
-import json
+from contextlib import nullcontext
 from os import PathLike
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from emulator.rundir import replacing
+from emulator.trace import platform_of
+
 from .gwf import GWF_FIELDS, GWF_TEXT_COLUMNS
+from .header import HEADER_KEY, drop_keys, header_lines_of, header_of
 from .table import SWF_COLUMNS
 
-__all__ = ["header_of", "write_gwf", "write_swf"]
+__all__ = ["HEADER_KEY", "header_of", "write_gwf", "write_swf"]
 
 GZIP_LEVEL = 6
 """zlib's default: Python's gzip default (9) compresses a trace 4x slower for a few percent."""
-HEADER_KEY = b"swf_header"
-"""Schema metadata key holding a trace's header (JSON) in a converted jobs table."""
-
-
-def header_of(table: pa.Table) -> dict[str, str]:
-    """The SWF/GWF header a converted table carries in its schema metadata ({} if none)."""
-    raw = (table.schema.metadata or {}).get(HEADER_KEY)
-    return json.loads(raw) if raw else {}
+PARTITION_KEYS = {"MaxPartitions", "Partitions", "Partition"}
+"""Header keys that describe field 16: a schedule's own lines replace them."""
+TIME_COLUMNS = ("submit", "start", "finish", "run_time")
 
 
 def write_swf(
@@ -57,14 +69,30 @@ def write_swf(
 ) -> int:
     """Write ``table`` as SWF (``.gz`` compressed when the name says so); returns the job count.
 
-    ``header``: ``Key: value`` lines (default: the table's own, else a minimal
-    one); multi-line values become repeated keys, which read back the same.
+    ``header``: ``Key: value`` lines (default: the trace's own header lines as
+    they were, see the module docstring); multi-line values become repeated
+    keys, which read back the same.
     """
     schedule = _is_run(table) if schedule is None else schedule
-    header = header if header is not None else header_of(table) or _minimal_header(table)
-    columns = _swf_fields(table, schedule)
-    lines = [f"; {key}: {part}" for key, value in header.items() for part in value.split("\n")]
-    return _write_lines(path, lines, columns)
+    if header is not None:
+        lines = _key_lines(header)
+    else:
+        lines = header_lines_of(table) or _key_lines(header_of(table) or _minimal_header(table))
+    columns = _swf_fields(_whole_seconds(table), schedule)
+    if schedule:
+        names = _cluster_names(table)
+        columns[15] = _cluster_numbers(table, names)
+        lines = [*drop_keys(lines, PARTITION_KEYS), *_partition_lines(names)]
+    return _write_lines(path, lines, [_integers(column) for column in columns])
+
+
+def _cluster_names(table: pa.Table) -> list[str]:
+    """A run's clusters in the scenario's order (SWF partition N is the N-th); in name order when the
+    table does not record its platform."""
+    platform = platform_of(table)
+    if platform is not None:
+        return [name for name, _ in platform]
+    return sorted(set(table.column("cluster").drop_null().to_pylist()))
 
 
 def write_gwf(
@@ -93,6 +121,45 @@ def write_gwf(
 
 def _is_run(table: pa.Table) -> bool:
     return {"status", "start", "finish"} <= set(table.column_names)
+
+
+def _key_lines(header: dict[str, str]) -> list[str]:
+    return [f"; {key}: {part}" for key, value in header.items() for part in value.split("\n")]
+
+
+def _partition_lines(names: list[str]) -> list[str]:
+    """Header lines saying which cluster each partition number (field 16) is."""
+    note = (
+        "; Note: gridemu schedule: wait, run time, processors and status are the emulation's;"
+        " the partition (field 16) is the cluster each job ran on"
+    )
+    numbered = [f"; Partition: {i} {name}" for i, name in enumerate(names, 1)]
+    return [note, f"; MaxPartitions: {len(names)}", *numbered]
+
+
+def _cluster_numbers(table: pa.Table, names: list[str]) -> pa.Array:
+    """Each job's cluster as its 1-based number in ``names``; -1 where it never ran (a rejected job's
+    cluster is the one that rejected it)."""
+    ran = pc.is_valid(table.column("start")).combine_chunks()
+    index = pc.index_in(table.column("cluster").combine_chunks(), value_set=pa.array(names, pa.string()))
+    return pc.if_else(ran, pc.add(index, 1), None).fill_null(-1).cast(pa.int64())
+
+
+def _whole_seconds(table: pa.Table) -> pa.Table:
+    """The table with its times rounded to whole seconds, halves up (SWF's fields are integers)."""
+    for name in TIME_COLUMNS:
+        if name in table.column_names:
+            table = table.set_column(table.column_names.index(name), name, _half_up(table.column(name)))
+    return table
+
+
+def _integers(column: pa.Array) -> pa.Array:
+    """A field as integers: floats rounded halves up (-1, unknown, stays -1)."""
+    return (_half_up(column) if pa.types.is_floating(column.type) else column).cast(pa.int64())
+
+
+def _half_up(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    return pc.floor(pc.add(column, 0.5))
 
 
 def _minimal_header(table: pa.Table) -> dict[str, str]:
@@ -172,12 +239,17 @@ def _constant(value, n: int, kind: pa.DataType | None = None) -> pa.Array:
 def _write_lines(path: str | PathLike[str], comments: list[str], columns: list[pa.Array]) -> int:
     """Comment lines, then one line per row of ``columns``, space-separated; atomically (``.part``)."""
     path = Path(path)
-    part = path.with_name(path.name + ".part")
     table = pa.table({str(i): column for i, column in enumerate(columns, 1)})
     options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
-    compress = path.name.endswith(".gz")
-    with gzip.open(part, "wb", compresslevel=GZIP_LEVEL) if compress else open(part, "wb") as out:
+    with replacing(path) as part, open(part, "wb") as raw, _compressed(raw, path) as out:
         out.write("".join(line + "\n" for line in comments).encode())
         pacsv.write_csv(table, out, options)
-    part.replace(path)
     return table.num_rows
+
+
+def _compressed(raw: BinaryIO, path: Path) -> BinaryIO:
+    """``raw``, gzip-compressed when ``path`` ends in ``.gz``: no name and time 0 in the gzip header,
+    so the same table gives the same bytes."""
+    if not path.name.endswith(".gz"):
+        return nullcontext(raw)
+    return gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=GZIP_LEVEL, mtime=0)

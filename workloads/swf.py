@@ -39,7 +39,7 @@ from emulator.model import PLACEMENTS, SPREAD, Job
 
 from . import transform
 from .columns import Fields, SkippedLine, TraceError, ints, open_binary, reals, scan
-from .header import parse_header, site_column, site_label, site_names
+from .header import parse_header, site_column, site_label, site_names, with_header
 from .table import SWF_COLUMNS, job_table, to_jobs
 
 __all__ = [
@@ -103,6 +103,8 @@ class SwfTrace:
     """The line of each job (row of ``table``): lets later error messages point into the file."""
     selected_out: int = 0
     """Jobs outside the time window, up to where the job limit stopped reading (not listed one by one)."""
+    header_lines: list[str] = field(default_factory=list, repr=False)
+    """The comment lines before the first job, as they are in the file (stripped of outer blanks)."""
 
     @cached_property
     def jobs(self) -> list[Job]:
@@ -285,6 +287,7 @@ def read_swf(
         number, key = _SITE_FIELD[sites]
         numbers = trace.table.column(SWF_COLUMNS[number][0]).combine_chunks()
         trace.set_site(site_column(numbers, site_names(trace.header, key), sites))
+    trace.table = with_header(trace.table, trace.header, trace.header_lines)
     return trace
 
 
@@ -366,7 +369,7 @@ def read_trace(
         placement=placement,
         trace=columns["trace"],
     )
-    return SwfTrace(table, header, skipped, name, columns["lines"], columns["out"])
+    return SwfTrace(table, header, skipped, name, columns["lines"], columns["out"], trace_scan.header)
 
 
 def _block(
