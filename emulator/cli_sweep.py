@@ -77,12 +77,23 @@ def run_sweep(args: argparse.Namespace) -> int:
         rows = sweep.table([*results, *pending], keys)
         sweep.write_tables(out, rows)
     print(format_comparison(sweep.compare(rows, keys), [k for k in keys if k != "seed"]))
+    for key in sweep.inert_keys(rows, keys):
+        print(f"gridemu: warning: {INERT.get(key, INERT_ANY).format(key=key)}", file=sys.stderr)
     failed = [r for r in results if r.error]
     done = len(results) - len(failed)
     print(f"{done} of {len(results)} runs done; results in {out}/sweep.arrow and sweep.csv")
     for result in sorted(failed, key=lambda r: r.point.index):
         print(f"failed: {result.point.name} {result.point.values}: {result.error}", file=sys.stderr)
     return 1 if failed else 0
+
+
+INERT_ANY = "varying {key} changed no metric: every value gave the same results (does the key reach the run?)"
+INERT = {
+    "seed": "the seeds gave identical results (± 0): nothing in this scenario draws from the seed; on a"
+    ' trace, [workload] resample = "window" or "bootstrap" or estimate_noise make each seed a'
+    " replicate (README: Variance on a trace)",
+}
+"""The warning for a varied key that changed nothing (:func:`emulator.sweep.inert_keys`)."""
 
 
 def _validate(source: str, todo: list[sweep.Point]) -> None:

@@ -13,6 +13,7 @@ finish rows (joined to the jobs by id for CPUs and licenses) give the time serie
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -75,7 +76,34 @@ cluster whose local policy takes these parameters (``titan``) is judged with its
 :mod:`emulator.policies.titan`)."""
 
 
-def summarize(jobs: pa.Table, events: pa.Table, platform: Platform) -> dict:
+@dataclass(frozen=True)
+class MetricOptions:
+    """How the job metrics are taken (a scenario's ``[metrics]`` table).
+
+    ``bsld_threshold``: the run time below which bounded slowdown counts a job as
+    this long (10 s by default, as Feitelson's; some papers use 60 s).
+    ``warmup`` / ``cooldown``: seconds of the workload's submit span, from its
+    first / before its last submission, whose jobs are run but left out of the
+    per-job metrics (wait, slowdowns, late jobs, makespan, utilisation): a
+    window or a replayed trace starts on an empty machine and ends draining
+    it, and those jobs see no steady queue. ``summary.json``'s job counts stay whole
+    (``measured``: how many the per-job metrics took).
+    """
+
+    bsld_threshold: float = BOUND
+    warmup: float = 0.0
+    cooldown: float = 0.0
+
+    def measured(self, submit: np.ndarray) -> np.ndarray:
+        """Which jobs the per-job metrics take: those submitted outside the warm-up and cool-down."""
+        if not submit.size or not (self.warmup or self.cooldown):
+            return np.ones(submit.size, dtype=bool)
+        return (submit >= submit.min() + self.warmup) & (submit <= submit.max() - self.cooldown)
+
+
+def summarize(
+    jobs: pa.Table, events: pa.Table, platform: Platform, options: MetricOptions = MetricOptions()
+) -> dict:
     """The run's metrics: job counts, then the same metrics for the grid and per cluster.
 
     ``{"jobs": {"total", "finished", "rejected"[, "killed"]}, "grid": {...}, "clusters": {name: {...}}}``,
@@ -88,7 +116,8 @@ def summarize(jobs: pa.Table, events: pa.Table, platform: Platform) -> dict:
     series = _usage_deltas(events, cols, tuple(c.license_per_machine for c in platform.clusters))
     clusters = platform.clusters
     total_work = cols["work"][cols["reached"]].sum()
-    grid = _job_metrics(cols, np.ones(len(jobs), dtype=bool), sum(c.cpus for c in clusters))
+    measured = options.measured(cols["submit"])
+    grid = _job_metrics(cols, measured, sum(c.cpus for c in clusters), options.bsld_threshold)
     grid |= _usage_metrics(series, series["cluster"] >= 0, clusters)
     grid["workload_share"] = 1.0 if total_work > 0 else None
     grid["mcp"] = grid["pb"] = None  # from the clusters' CP, below
@@ -98,7 +127,7 @@ def summarize(jobs: pa.Table, events: pa.Table, platform: Platform) -> dict:
     per_cluster = {}
     for index, cluster in enumerate(clusters):
         on = _equals(jobs, "cluster", cluster.name)
-        metrics = _job_metrics(cols, on, cluster.cpus)
+        metrics = _job_metrics(cols, on & measured, cluster.cpus, options.bsld_threshold)
         metrics |= _usage_metrics(series, series["cluster"] == index, (cluster,))
         metrics["workload_share"] = _ratio(cols["work"][on].sum(), total_work)
         metrics["mcp"], metrics["pb"] = cluster_cp(metrics, cluster), None
@@ -110,6 +139,8 @@ def summarize(jobs: pa.Table, events: pa.Table, platform: Platform) -> dict:
         "finished": int(cols["finished"].sum()),
         "rejected": int(_equals(jobs, "status", "rejected").sum()),  # lost jobs too (grid's jobs_lost)
     }
+    if not measured.all():
+        counts["measured"] = int(measured.sum())  # the per-job metrics' jobs, after warm-up and cool-down
     killed = int(_equals(jobs, "status", "killed").sum())
     if killed:  # killed at their estimate (kill_at_estimate): total = finished + rejected + killed
         counts["killed"] = killed
@@ -204,7 +235,7 @@ def _preemption_columns(jobs: pa.Table) -> dict[str, np.ndarray]:
     }
 
 
-def _job_metrics(cols: dict[str, np.ndarray], selected: np.ndarray, cpus: int) -> dict:
+def _job_metrics(cols: dict[str, np.ndarray], selected: np.ndarray, cpus: int, bound: float = BOUND) -> dict:
     """Per-job metrics over the finished jobs among ``selected`` (rejected ones have no times).
 
     Slowdown ``(Tw + Te) / Te`` is undefined for a job with ``Te == 0``; such jobs are left
@@ -224,7 +255,7 @@ def _job_metrics(cols: dict[str, np.ndarray], selected: np.ndarray, cpus: int) -
         tw = wait
     with np.errstate(divide="ignore", invalid="ignore"):
         slowdown = (tw + run) / run
-    bounded = bounded_slowdown(tw, run)
+    bounded = bounded_slowdown(tw, run, bound)
     has_deadline = np.isfinite(deadline)
     late = has_deadline & (finish > deadline)
     makespan = finish.max() - start.min() if done.any() else math.nan
@@ -274,9 +305,9 @@ def _failure_counts(events: pa.Table, clusters: int) -> dict[str, np.ndarray]:
     return counts
 
 
-def bounded_slowdown(wait: np.ndarray, run: np.ndarray) -> np.ndarray:
-    """``max(1, (Tw + Te) / max(Te, BOUND))`` per job: one definition for the metric and the plots."""
-    return np.maximum(1.0, (wait + run) / np.maximum(run, BOUND))
+def bounded_slowdown(wait: np.ndarray, run: np.ndarray, bound: float = BOUND) -> np.ndarray:
+    """``max(1, (Tw + Te) / max(Te, bound))`` per job: one definition for the metric and the plots."""
+    return np.maximum(1.0, (wait + run) / np.maximum(run, bound))
 
 
 def usage_series(

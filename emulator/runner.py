@@ -148,7 +148,9 @@ def run(
         writer.close(ok=False)
         raise
     jobs = writer.close(ok=True, end=stats.end_time)
-    summary = summarize(jobs, _events_for_metrics(out_dir / "events.arrow"), scenario.platform)
+    summary = summarize(
+        jobs, _events_for_metrics(out_dir / "events.arrow"), scenario.platform, scenario.metrics
+    )
     summary["workload"] = {
         "jobs": len(scenario.jobs),
         "skipped_lines": len(scenario.skipped),

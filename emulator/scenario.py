@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from . import failures as failure_keys
 from . import links
 from .config import ScenarioError, Table
+from .metrics import MetricOptions
 from .model import (
     MAX_CPUS_PER_MACHINE,
     MAX_MACHINES,
@@ -77,6 +78,8 @@ class Scenario:
     """Per cluster: whether the scenario gave it a policy (or params) of its own, not ``[local]``'s."""
     notes: list[str] = field(default_factory=list)
     """Defaults worth a word to the user (the CLI prints them): e.g. the rules a trace was read by."""
+    metrics: MetricOptions = field(default_factory=MetricOptions)
+    """``[metrics]``: the bounded-slowdown threshold, warm-up and cool-down trimming."""
 
     def seed_sequence(self, stream: int) -> np.random.SeedSequence:
         """The random stream of a partition (its id) or of the workload generator."""
@@ -262,6 +265,7 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
         top.table("workload"), platform, rng, base, workload_stress, seed, notes
     )
     stress.done()  # unknown [stress] keys: once, after every reader of [stress] has read its keys
+    metrics = _metric_options(top.table("metrics", {}))
     top.done()
     return Scenario(
         name,
@@ -281,7 +285,20 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
         local_default=local_default,
         own_policy=tuple(own),
         notes=notes,
+        metrics=metrics,
     )
+
+
+def _metric_options(t: Table) -> MetricOptions:
+    """``[metrics]`` (:class:`~emulator.metrics.MetricOptions`): every key a finite number of seconds."""
+    default = MetricOptions()
+    options = MetricOptions(
+        t.number("bsld_threshold", default.bsld_threshold, low=0.0, strict_low=True, finite=True),
+        t.number("warmup", default.warmup, low=0.0, finite=True),
+        t.number("cooldown", default.cooldown, low=0.0, finite=True),
+    )
+    t.done()
+    return options
 
 
 def _cluster_tables(top: Table, seed: int, base: Path) -> list[Table]:
@@ -440,7 +457,7 @@ def _workload(
         from workloads.sources import workload_table
         from workloads.table import trace_columns
 
-        table, skipped = workload_table(t, source, platform, rng, base, site)
+        table, skipped = workload_table(t, source, platform, rng, base, site, seed)
         if site and source not in ("swf", "gwf", "alea"):  # trace readers name every job's site themselves
             sites = table.column("site")
             filled = pc.if_else(pc.equal(sites, ""), site, sites)

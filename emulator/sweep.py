@@ -284,14 +284,35 @@ def compare(rows: pa.Table, keys: list[str]) -> list[dict[str, object]]:
     return summary
 
 
+def inert_keys(rows: pa.Table, keys: list[str]) -> list[str]:
+    """The varied keys whose values changed no metric: for every combination of the other keys,
+    the runs across the key's values gave the same metrics (a typo'd key reaching nothing, seeds
+    on a trace that draws nothing from them). Keys never seen with two values are not judged."""
+    ok = [row for row in rows.to_pylist() if row["status"] == "ok"]
+    metrics = [m for m in METRICS if m in rows.column_names]
+    inert = []
+    for key in keys:
+        others = [k for k in keys if k != key]
+        outcomes: dict[tuple, set] = {}
+        values: dict[tuple, set] = {}
+        for row in ok:
+            combo = tuple(repr(row[k]) for k in others)
+            outcomes.setdefault(combo, set()).add(tuple(row[m] for m in metrics))
+            values.setdefault(combo, set()).add(repr(row[key]))
+        judged = [combo for combo, seen in values.items() if len(seen) > 1]
+        if judged and all(len(outcomes[combo]) == 1 for combo in judged):
+            inert.append(key)
+    return inert
+
+
 def mean_ci(values: list[float]) -> tuple[float, float] | None:
     """Mean and 95% half-width (Student's t); the half-width is 0 for a single value."""
     if not values:
         return None
     n = len(values)
+    if min(values) == max(values):  # one value, or runs that agree: no spread (not rounding noise)
+        return values[0], 0.0
     mean = sum(values) / n
-    if n == 1:
-        return mean, 0.0
     var = sum((v - mean) ** 2 for v in values) / (n - 1)
     return mean, _t95(n - 1) * math.sqrt(var / n)
 

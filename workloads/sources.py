@@ -28,7 +28,7 @@ import pyarrow as pa
 from emulator.config import ScenarioError, Table
 from emulator.model import PLACEMENTS, Platform
 
-from . import transform
+from . import resample, transform
 from .generators import PLATFORMS, WORKLOADS
 
 __all__ = ["PLATFORM_SOURCES", "TRACE_SOURCES", "platform_clusters", "workload_table"]
@@ -46,9 +46,10 @@ MAY_BE_INFINITE = frozenset({"bandwidth"})
 
 
 def workload_table(
-    t: Table, source: str, platform: Platform, rng: np.random.Generator, base: Path, site: str
+    t: Table, source: str, platform: Platform, rng: np.random.Generator, base: Path, site: str, seed: int = 0
 ) -> tuple[pa.Table, list[str]]:
-    """The jobs table of ``[workload]`` (``source`` already read) and the trace lines it skipped."""
+    """The jobs table of ``[workload]`` (``source`` already read) and the trace lines it skipped; a
+    trace's is seed ``seed``'s replicate when the table asks for one (:mod:`workloads.resample`)."""
     if source in WORKLOADS:
         generator = WORKLOADS[source]
         spec = read_spec(t, generator.defaults)
@@ -58,13 +59,26 @@ def workload_table(
             raise ScenarioError(f"{t.source}: [{t.path}] source {source!r}: {err}") from None
     path = _path(t, base)
     options = _selection(t)
+    replicate = _resample(t)
     try:
         if source == "arrow":
-            return _arrow(t, path, options), []
-        trace = _trace(t, source, path, platform, site, options)
+            table, skipped = _arrow(t, path, options), []
+        else:
+            trace = _trace(t, source, path, platform, site, options)
+            table, skipped = trace.table, [f"{path.name}, line {s.line}: {s.reason}" for s in trace.skipped]
     except (OSError, ValueError) as err:  # TraceError is a ValueError
         raise ScenarioError(f"{t.source}: key '{t.key('path')}': {err}") from None
-    return trace.table, [f"{path.name}, line {s.line}: {s.reason}" for s in trace.skipped]
+    return resample.apply(table, replicate, seed, rng), skipped
+
+
+def _resample(t: Table) -> resample.Resample:
+    """The replicate keys of a trace (:mod:`workloads.resample`); ``windows`` only with ``"window"``."""
+    how = t.choice("resample", resample.RESAMPLES, "none")
+    windows = resample.DEFAULT_WINDOWS
+    if how == "window":  # elsewhere an unknown key: a count of windows that would do nothing
+        windows = t.number("windows", windows, low=1, integer=True, high=MAX_COUNT)
+    noise = t.number("estimate_noise", 0.0, low=0.0, finite=True)
+    return resample.Resample(how, windows, noise)
 
 
 def _path(t: Table, base: Path) -> Path:
