@@ -25,7 +25,7 @@ from .style import TIME_UNITS, ReportError, new_figure, palette, time_unit
 QUANTITIES: dict[str, tuple[str, str]] = {
     "mean_wait": ("mean wait", "time"),
     "mean_bounded_slowdown": ("mean bounded slowdown", "ratio"),
-    "late_percent": ("late jobs (%)", "ratio"),
+    "late_percent": ("late jobs", "percent"),
     "system_usage": ("system usage", "fraction"),
     "utilization": ("utilisation", "fraction"),
     "jobs_killed": ("jobs killed (kill rows)", "ratio"),
@@ -41,8 +41,11 @@ QUANTITIES: dict[str, tuple[str, str]] = {
     "load": ("load (x the trace's)", "ratio"),
 }
 """Metrics and sweep keys (by their last dotted part) -> human label and kind of unit:
-``time`` in s (shown in s/min/h/days), ``fraction`` of 1 (shown in %), ``rate`` per s
-(shown per s/min/h/day), ``ratio`` (dimensionless or already a count or %)."""
+``time`` in s (shown in s/min/h/days), ``fraction`` of 1 (shown in %), ``percent``,
+``rate`` per s (shown per s/min/h/day), ``ratio`` (dimensionless, or a count)."""
+
+CEILINGS = {"fraction": 1.0, "percent": 100.0}
+"""Kinds of quantity that cannot exceed a value: their intervals stop there, as all stop at 0."""
 
 LOG_OPTIONS = ("auto", "none", "x", "y", "xy")
 """``--log``: auto (an axis spanning over two decades of positive values), none, or the axes to force."""
@@ -143,8 +146,8 @@ def quantity(name: str, values: np.ndarray) -> tuple[str, float]:
     """
     label, kind = describe(name)
     top = float(np.nanmax(np.abs(values))) if len(values) else 0.0
-    if kind == "fraction":
-        return f"{label} (%)", 100.0
+    if kind in ("fraction", "percent"):
+        return f"{label} (%)", 100.0 if kind == "fraction" else 1.0
     if kind == "time":
         unit, size = time_unit(top)
         return f"{label} ({unit})", 1.0 / size
@@ -193,7 +196,7 @@ def sweep_figure(p: SweepPlot, log: str = "auto") -> Figure:
 def _lines(ax, p: SweepPlot, colours: list[str], x_factor: float, y_factor: float) -> None:
     for band, colour in zip(p.bands, colours, strict=True):
         x, mean = band.x.astype(float) * x_factor, band.mean * y_factor
-        low, high = _interval(band, y_factor)
+        low, high = _interval(band, p.metric, y_factor)
         ax.plot(x, mean, marker="o", ms=4, color=colour, label=band.label)
         ax.fill_between(x, low, high, color=colour, alpha=0.2, lw=0)
         if len(x) == 1:  # a band of one point has no width: show the interval as an error bar
@@ -207,7 +210,7 @@ def _points(ax, p: SweepPlot, colours: list[str], y_factor: float) -> None:
     for i, (band, colour) in enumerate(zip(p.bands, colours, strict=True)):
         at = np.array([names.index(str(v)) for v in band.x]) + (i - (len(p.bands) - 1) / 2) * step
         mean = band.mean * y_factor
-        low, high = _interval(band, y_factor)
+        low, high = _interval(band, p.metric, y_factor)
         ax.errorbar(
             at,
             mean,
@@ -222,11 +225,13 @@ def _points(ax, p: SweepPlot, colours: list[str], y_factor: float) -> None:
     ax.set_xlim(-0.6, len(names) - 0.4)
 
 
-def _interval(band: Band, factor: float) -> tuple[np.ndarray, np.ndarray]:
-    """The 95% interval's ends; every metric here is >= 0, so a mean's interval stops at 0 rather
-    than claiming negative waits (Student's t is symmetric; the data are not)."""
-    mean, half = band.mean * factor, band.half * factor
-    return np.maximum(mean - half, 0.0), mean + half
+def _interval(band: Band, metric: str, factor: float) -> tuple[np.ndarray, np.ndarray]:
+    """The 95% interval's ends, within what the metric can be: every metric here is >= 0 and shares
+    are <= 100%, so an interval stops there rather than claim negative waits (Student's t is
+    symmetric; the data are not)."""
+    ceiling = CEILINGS.get(describe(metric)[1], np.inf)
+    low, high = np.maximum(band.mean - band.half, 0.0), np.minimum(band.mean + band.half, ceiling)
+    return low * factor, high * factor
 
 
 def _wide(values: np.ndarray) -> bool:
