@@ -6,7 +6,9 @@ Each test checks a property of what is drawn against the run's or sweep's own ta
 
 from __future__ import annotations
 
+import shlex
 import struct
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -15,10 +17,10 @@ from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
-from emulator import load_scenario, open_sweep, run
-from emulator.cli import main
+from emulator import cli_report, load_scenario, open_sweep, report, run
+from emulator.cli import _parser, main
 from emulator.report import build_report, load_run, plan_report
-from emulator.report.gantt import BINS, gantt_bars, gantt_figure
+from emulator.report.gantt import BINS, gantt_bars, gantt_figure, occupancy
 from emulator.report.style import OKABE_ITO, palette, time_axis, time_unit
 from emulator.report.sweep_plot import Band, SweepPlot, log_axes, quantity, sweep_figure, sweep_plot
 from emulator.sweep import varied_keys
@@ -97,8 +99,6 @@ def test_the_occupancy_image_holds_every_cpu_second_and_its_busy_share_is_the_ut
 def test_a_cpu_busy_for_half_a_bin_is_drawn_half_busy(data):
     g = gantt_bars(data, "beta", max_bars=0)
     width = g.occupancy.edges[1] - g.occupancy.edges[0]
-    from emulator.report.gantt import occupancy
-
     one = occupancy(
         np.array([0]),
         np.array([g.occupancy.edges[0] + width / 4]),
@@ -312,6 +312,12 @@ def test_sweeps_that_cannot_overlay_are_one_line_errors(policies, data, tmp_path
 
 
 def test_the_cli_and_the_python_api_share_their_option_lists():
-    from emulator import cli_report, report
-
     assert cli_report.FORMATS == report.FORMATS and cli_report.LOG_OPTIONS == report.LOG_OPTIONS
+
+
+def test_the_readme_report_commands_parse():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme.split("### Reports and notebooks", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    for line in block.strip().splitlines():
+        args = _parser().parse_args(shlex.split(line.partition("#")[0])[1:])
+        assert args.paths and args.format in ("png", "pdf") and args.log == "auto"
