@@ -166,11 +166,15 @@ def test_categorical_keys_are_points_with_error_bars_never_joined(policies):
 
 def test_intervals_stay_within_what_the_metric_can_be(policies):
     rows = open_sweep(policies).table
-    for metric, top in (("system_usage", 100.0), ("mean_wait", np.inf)):
+    for metric, bottom, top in (
+        ("system_usage", 0.0, 100.0),
+        ("mean_wait", 0.0, np.inf),
+        ("mean_bounded_slowdown", 1.0, np.inf),
+    ):
         ax = sweep_figure(sweep_plot(rows, varied_keys(rows), metric)).axes[0]
         bars = [c for c in ax.collections if isinstance(c, LineCollection)]
         ends = np.concatenate([np.concatenate(c.get_segments()) for c in bars])
-        assert len(bars) == 1 and ends[:, 1].min() >= 0 and ends[:, 1].max() <= top
+        assert len(bars) == 1 and ends[:, 1].min() >= bottom and ends[:, 1].max() <= top
 
 
 def test_several_sweeps_overlay_side_by_side_with_their_names(policies, calm, tmp_path, capsys):

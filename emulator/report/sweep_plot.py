@@ -24,7 +24,7 @@ from .style import TIME_UNITS, ReportError, new_figure, palette, time_unit
 
 QUANTITIES: dict[str, tuple[str, str]] = {
     "mean_wait": ("mean wait", "time"),
-    "mean_bounded_slowdown": ("mean bounded slowdown", "ratio"),
+    "mean_bounded_slowdown": ("mean bounded slowdown", "slowdown"),
     "late_percent": ("late jobs", "percent"),
     "system_usage": ("system usage", "fraction"),
     "utilization": ("utilisation", "fraction"),
@@ -42,10 +42,13 @@ QUANTITIES: dict[str, tuple[str, str]] = {
 }
 """Metrics and sweep keys (by their last dotted part) -> human label and kind of unit:
 ``time`` in s (shown in s/min/h/days), ``fraction`` of 1 (shown in %), ``percent``,
-``rate`` per s (shown per s/min/h/day), ``ratio`` (dimensionless, or a count)."""
+``rate`` per s (shown per s/min/h/day), ``slowdown`` (dimensionless, >= 1), ``ratio``
+(dimensionless, or a count)."""
 
 CEILINGS = {"fraction": 1.0, "percent": 100.0}
-"""Kinds of quantity that cannot exceed a value: their intervals stop there, as all stop at 0."""
+"""Kinds of quantity that cannot exceed a value: their intervals stop there."""
+FLOORS = {"slowdown": 1.0}
+"""Kinds of quantity that cannot go below a value other than 0, where the others' intervals stop."""
 
 LOG_OPTIONS = ("auto", "none", "x", "y", "xy")
 """``--log``: auto (an axis spanning over two decades of positive values), none, or the axes to force."""
@@ -71,6 +74,7 @@ class SweepPlot:
     x_key: str | None
     categorical: bool  # x values are names (points with error bars), not numbers (lines with bands)
     bands: list[Band]
+    legend: str = ""  # the legend's title: the one key the series differ by, named once
 
 
 def x_key(rows: pa.Table, keys: list[str]) -> str | None:
@@ -95,7 +99,7 @@ def sweep_plot(
     for g in compare(rows, keys):
         if g[metric] is None:
             continue
-        values = ", ".join(f"{k}={g[k]}" for k in lines)
+        values = ", ".join(str(g[k]) if len(lines) == 1 else f"{k}={g[k]}" for k in lines)
         label = ": ".join(part for part in (name, values) if part) or "all runs"
         by_line.setdefault(label, []).append(("all runs" if x is None else g[x], *g[metric], g["runs"]))
     bands = []
@@ -105,7 +109,7 @@ def sweep_plot(
         bands.append(
             Band(label, np.array(at), np.array(mean), np.array(half), np.array(runs, dtype=np.int64))
         )
-    return SweepPlot(metric, x, categorical or x is None, bands)
+    return SweepPlot(metric, x, categorical or x is None, bands, lines[0] if len(lines) == 1 else "")
 
 
 def check_varied(keys: list[str], x: str | None, name: str = "") -> None:
@@ -115,10 +119,12 @@ def check_varied(keys: list[str], x: str | None, name: str = "") -> None:
 
 
 def overlay(plots: list[SweepPlot]) -> SweepPlot:
-    """Several sweeps' plots of one metric as one: every series, categorical if any sweep's x is."""
-    return replace(
-        plots[0], categorical=any(p.categorical for p in plots), bands=[b for p in plots for b in p.bands]
-    )
+    """Several sweeps' plots of one metric as one: every series, categorical if any sweep's x is,
+    the legend titled by what a label holds (the sweep, then the other keys' values)."""
+    first = plots[0]
+    legend = first.legend if len(plots) == 1 else ": ".join(filter(None, ("sweep", first.legend)))
+    bands = [b for p in plots for b in p.bands]
+    return replace(first, categorical=any(p.categorical for p in plots), bands=bands, legend=legend)
 
 
 def plotted_metrics(tables: list[pa.Table]) -> list[str]:
@@ -187,9 +193,16 @@ def sweep_figure(p: SweepPlot, log: str = "auto") -> Figure:
         _lines(ax, p, colours, x_factor, y_factor)
         ax.set_xlabel(x_label)
     ax.set_ylabel(y_label)
-    ax.set_title(f"{y_label}: mean and 95% confidence interval over seeds", loc="left")
+    ax.set_title("mean and 95% confidence interval over seeds", loc="left", fontsize="medium")
     ax.grid(alpha=0.3, which="major")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
+    ax.legend(
+        title=p.legend or None,
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+        fontsize="small",
+        title_fontsize="small",
+        frameon=False,
+    )
     return figure
 
 
@@ -226,11 +239,12 @@ def _points(ax, p: SweepPlot, colours: list[str], y_factor: float) -> None:
 
 
 def _interval(band: Band, metric: str, factor: float) -> tuple[np.ndarray, np.ndarray]:
-    """The 95% interval's ends, within what the metric can be: every metric here is >= 0 and shares
-    are <= 100%, so an interval stops there rather than claim negative waits (Student's t is
-    symmetric; the data are not)."""
-    ceiling = CEILINGS.get(describe(metric)[1], np.inf)
-    low, high = np.maximum(band.mean - band.half, 0.0), np.minimum(band.mean + band.half, ceiling)
+    """The 95% interval's ends, within what the metric can be: every metric here is >= 0 (bounded
+    slowdown >= 1) and shares are <= 100%, so an interval stops there rather than claim negative
+    waits (Student's t is symmetric; the data are not)."""
+    kind = describe(metric)[1]
+    low = np.maximum(band.mean - band.half, FLOORS.get(kind, 0.0))
+    high = np.minimum(band.mean + band.half, CEILINGS.get(kind, np.inf))
     return low * factor, high * factor
 
 
