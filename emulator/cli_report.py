@@ -46,7 +46,7 @@ def add_report(sub) -> None:
         "--width",
         type=_inches,
         metavar="INCHES",
-        help="figure width in inches, heights scaled along (default 10; PNGs have 110 pixels per inch)",
+        help="figure width in inches (default 10; heights scale by its square root; PNG: 110 pixels/inch)",
     )
     parser.add_argument(
         "--log",

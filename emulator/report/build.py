@@ -224,8 +224,8 @@ def draw_report(
 ) -> Report:
     """Draw every planned figure (``on_figure(done, total)`` after each) and assemble the page.
 
-    ``fmt`` (png, pdf, svg) is the figure files' format, ``width`` their width in inches
-    (default :data:`.style.WIDTH`, heights scaled along); the page inlines PNGs of the same figures.
+    ``fmt`` (png, pdf, svg) is the figure files' format, ``width`` their width in inches (default
+    :data:`.style.WIDTH`, see :func:`.style.set_width`); the page inlines PNGs of the same figures.
     """
     if fmt not in FORMATS:
         raise ReportError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")

@@ -234,7 +234,7 @@ def gantt_figure(g: Gantt) -> Figure:
     per_row = "" if g.cpus_per_row == 1 else f", {g.cpus_per_row} CPUs per row"
     ax.set_ylabel(f"CPUs by machine{per_row}")
     busy = f", {100 * g.busy_fraction:.1f}% busy" if len(g.start) else ""
-    ax.set_title(f"{g.cluster}: {g.cpus:,} CPUs, {g.jobs:,} jobs{busy}", loc="left")
+    ax.set_title(f"{g.cluster}: {g.cpus:,} CPUs, {g.jobs:,} jobs{busy}", loc="left", wrap=True)
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
     return figure
 

@@ -71,12 +71,16 @@ def figure_bytes(figure: Figure, fmt: str = "png") -> bytes:
 
 
 def set_width(figure: Figure, width: float) -> None:
-    """Scale a figure to ``width`` inches, keeping its aspect (fonts keep their size, so narrow
-    figures for a paper's column read as large as the page's)."""
+    """Make a figure ``width`` inches wide, its height scaled by the square root of the change.
+
+    Fonts keep their size, so a figure for a paper's column reads as well as the page's;
+    scaling the height in proportion would leave no room for its rows of text (panels,
+    machines, ticks), keeping it would make narrow figures towers.
+    """
     if not width > 0:
         raise ReportError(f"width {width!r}: expected a number of inches > 0")
     old_width, height = figure.get_size_inches()
-    figure.set_size_inches(width, height * width / old_width)
+    figure.set_size_inches(width, height * (width / old_width) ** 0.5)
 
 
 def palette(labels: list[str]) -> list[str]:

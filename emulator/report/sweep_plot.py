@@ -193,7 +193,7 @@ def sweep_figure(p: SweepPlot, log: str = "auto") -> Figure:
         _lines(ax, p, colours, x_factor, y_factor)
         ax.set_xlabel(x_label)
     ax.set_ylabel(y_label)
-    ax.set_title("mean and 95% confidence interval over seeds", loc="left", fontsize="medium")
+    ax.set_title("mean ± 95% confidence interval over seeds", loc="left", fontsize="small")
     ax.grid(alpha=0.3, which="major")
     ax.legend(
         title=p.legend or None,
