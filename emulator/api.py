@@ -86,9 +86,16 @@ class RunDir:
             raise ValueError(f"plot kind {kind!r}: expected one of {', '.join(PLOTS)}")
         return PLOTS[kind](self.data, **options)
 
-    def report(self, out: Path | str | None = None, png_dir: Path | str | None = None) -> Path:
-        """Write the HTML report (default ``<run>/report.html``), PNGs too with ``png_dir``; its path."""
-        return _write(self.path, out, png_dir)
+    def report(
+        self,
+        out: Path | str | None = None,
+        png_dir: Path | str | None = None,
+        fmt: str = "png",
+        width: float | None = None,
+    ) -> Path:
+        """Write the HTML report (default ``<run>/report.html``) and, with ``png_dir``, every figure
+        as a ``fmt`` (png, pdf, svg) file ``width`` inches wide; the page's path."""
+        return _write(self.path, out, png_dir, fmt, width)
 
     def _table(self, name: str) -> pa.Table:
         if name not in TABLES:
@@ -131,11 +138,12 @@ class SweepDir:
         """The run directory of point ``point`` (its index)."""
         return RunDir(self.path / f"point-{point:03d}")
 
-    def plot(self, metric: str, x: str | None = None) -> Figure:
-        """``metric`` against ``x`` (default: the first numeric varied key) with 95% bands."""
+    def plot(self, metric: str, x: str | None = None, log: str = "auto") -> Figure:
+        """``metric`` against ``x`` (default: the first numeric varied key) with 95% intervals;
+        ``log``: auto, none, x, y or xy (as ``gridemu report --log``)."""
         from .report.sweep_plot import sweep_figure, sweep_plot
 
-        return sweep_figure(sweep_plot(self.table, self.keys, metric, x))
+        return sweep_figure(sweep_plot(self.table, self.keys, metric, x), log)
 
     def to_pandas(self):
         _require("pandas", "to_pandas")
@@ -144,8 +152,15 @@ class SweepDir:
     def to_polars(self):
         return _require("polars", "to_polars").from_arrow(self.table)
 
-    def report(self, out: Path | str | None = None, png_dir: Path | str | None = None) -> Path:
-        return _write(self.path, out, png_dir)
+    def report(
+        self,
+        out: Path | str | None = None,
+        png_dir: Path | str | None = None,
+        fmt: str = "png",
+        width: float | None = None,
+    ) -> Path:
+        """As :meth:`RunDir.report`."""
+        return _write(self.path, out, png_dir, fmt, width)
 
     def __repr__(self) -> str:
         return f"SweepDir({str(self.path)!r}: {self.table.num_rows} points, varied {', '.join(self.keys)})"
@@ -196,11 +211,13 @@ def emulate(
     return RunDir(result.out_dir)
 
 
-def _write(path: Path, out: Path | str | None, png_dir: Path | str | None) -> Path:
+def _write(
+    path: Path, out: Path | str | None, png_dir: Path | str | None, fmt: str, width: float | None
+) -> Path:
     from .report import build_report, write_report
 
     out = Path(out) if out is not None else path / "report.html"
-    write_report(build_report(path), out, None if png_dir is None else Path(png_dir))
+    write_report(build_report(path, fmt=fmt, width=width), out, None if png_dir is None else Path(png_dir))
     return out
 
 

@@ -9,20 +9,26 @@ matplotlib Figure out). :mod:`.build` plans and draws a directory's figures,
 from .build import PLOTS, Plan, Report, build_report, draw_report, plan_report, write_report
 from .data import ClusterShape, RunData, load_run
 from .page import Rendered
-from .style import ReportFigure, png_bytes
+from .style import FORMATS, ReportError, ReportFigure, figure_bytes, png_bytes, set_width
+from .sweep_plot import LOG_OPTIONS
 
 __all__ = [
+    "FORMATS",
+    "LOG_OPTIONS",
     "PLOTS",
     "ClusterShape",
     "Plan",
     "Rendered",
     "Report",
+    "ReportError",
     "ReportFigure",
     "RunData",
     "build_report",
     "draw_report",
+    "figure_bytes",
     "load_run",
     "plan_report",
     "png_bytes",
+    "set_width",
     "write_report",
 ]

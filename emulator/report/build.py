@@ -7,15 +7,14 @@ progress bar over figures, and lets the notebook API draw any one of them alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from ..sweep import FAILURE_METRICS, varied_keys
-from ..sweep import METRICS as SWEEP_METRICS
+from ..sweep import varied_keys
 from .data import RunData, is_run_dir, load_run, read_arrow
 from .distributions import distribution_figure, distributions
 from .gantt import gantt_bars, gantt_figure
@@ -23,8 +22,17 @@ from .late import late_figure, outcomes
 from .page import Rendered, Section, html_page
 from .queue import queue_figure, queue_lengths
 from .share import share_figure, shares
-from .style import png_bytes
-from .sweep_plot import LABELS, sweep_figure, sweep_plot
+from .style import FORMATS, ReportError, figure_bytes, png_bytes, set_width
+from .sweep_plot import (
+    LOG_OPTIONS,
+    check_varied,
+    describe,
+    overlay,
+    plotted_metrics,
+    sweep_figure,
+    sweep_plot,
+    x_key,
+)
 from .tables import run_facts, run_tables, sweep_facts, sweep_tables
 from .usage import PANELS, cluster_usage, usage_figure
 
@@ -50,7 +58,8 @@ class Report:
     html: str
     figures: list[Rendered] = field(default_factory=list)
     summary: dict | None = None  # a run's summary.json
-    rows: pa.Table | None = None  # a sweep's sweep.arrow
+    sweeps: list[tuple[str, pa.Table]] = field(default_factory=list)  # each sweep's name and sweep.arrow
+    format: str = "png"  # of the figure files (Rendered.file)
 
 
 def gantt_plot(
@@ -116,18 +125,31 @@ def plan_run(run: RunData, color_by: str = "auto") -> list[Planned]:
     return planned
 
 
-def plan_sweep(rows: pa.Table) -> list[Planned]:
-    """A metric-vs-parameter figure per compared metric."""
-    keys = varied_keys(rows)
+def plan_sweep(sweeps: list[tuple[str, pa.Table]], log: str = "auto") -> list[Planned]:
+    """A metric-vs-parameter figure per metric some point has a value of, every sweep overlaid.
+
+    The x key is the first sweep's (:func:`.sweep_plot.x_key`); every other sweep must vary it too.
+    """
+    first = sweeps[0][1]
+    x = x_key(first, varied_keys(first))
+    named = len(sweeps) > 1
+
+    def draw(metric: str) -> tuple[Figure, str]:
+        plots = [
+            sweep_plot(rows, varied_keys(rows), metric, x, name if named else "") for name, rows in sweeps
+        ]
+        return sweep_figure(overlay(plots), log), ""
+
+    for name, rows in sweeps:
+        check_varied(varied_keys(rows), x, name)
     return [
         Planned(
             "Metrics against parameters",
             f"sweep-{metric}",
-            f"{LABELS.get(metric, metric)} (mean, 95% CI)",
-            lambda metric=metric: (sweep_figure(sweep_plot(rows, keys, metric)), ""),
+            f"{describe(metric)[0]} (mean, 95% CI)",
+            lambda metric=metric: draw(metric),
         )
-        for metric in SWEEP_METRICS
-        if metric not in FAILURE_METRICS or any(rows.column(metric).to_pylist())
+        for metric in plotted_metrics([rows for _, rows in sweeps])
     ]
 
 
@@ -142,16 +164,27 @@ class Plan:
     tables: list[tuple[str, str]]  # (heading, HTML) sections before the figures
     figures: list[Planned]
     summary: dict | None = None
-    rows: pa.Table | None = None
+    sweeps: list[tuple[str, pa.Table]] = field(default_factory=list)  # (name, sweep.arrow) of each sweep
 
 
-def plan_report(path: Path | str, color_by: str = "auto") -> Plan:
-    """Read a run directory or a sweep directory and list its report's tables and figures."""
-    path = Path(path)
-    if (path / "sweep.arrow").is_file():
-        rows = read_arrow(path / "sweep.arrow")
-        title = f"Sweep {path.resolve().name}"
-        return Plan("sweep", path, title, sweep_facts(rows), sweep_tables(rows), plan_sweep(rows), rows=rows)
+Paths = Path | str | Sequence[Path | str]
+"""One run or sweep directory, or several sweep directories (overlaid in one set of figures)."""
+
+
+def plan_report(paths: Paths, color_by: str = "auto", log: str = "auto") -> Plan:
+    """Read a run directory or sweep directories and list the report's tables and figures.
+
+    ``log`` (sweeps): ``auto``, ``none``, ``x``, ``y`` or ``xy`` (see :func:`.sweep_plot.log_axes`).
+    """
+    paths = [Path(p) for p in ([paths] if isinstance(paths, str | Path) else paths)]
+    if log not in LOG_OPTIONS:
+        raise ReportError(f"log {log!r}: expected one of {', '.join(LOG_OPTIONS)}")
+    if all((p / "sweep.arrow").is_file() for p in paths):
+        return _plan_sweeps(paths, log)
+    if len(paths) > 1:
+        sweepless = next(p for p in paths if not (p / "sweep.arrow").is_file())
+        raise FileNotFoundError(f"{sweepless}: not a sweep directory (no sweep.arrow); only sweeps overlay")
+    (path,) = paths
     if not is_run_dir(path):
         raise FileNotFoundError(
             f"{path}: neither a run directory (summary.json, ...) nor a sweep (sweep.arrow)"
@@ -161,12 +194,50 @@ def plan_report(path: Path | str, color_by: str = "auto") -> Plan:
     return Plan("run", path, f"Run {run.name}", run_facts(run), run_tables(run), figures, summary=run.summary)
 
 
-def draw_report(plan: Plan, on_figure: Callable[[int, int], None] | None = None) -> Report:
-    """Draw every planned figure (``on_figure(done, total)`` after each) and assemble the page."""
+def _plan_sweeps(paths: list[Path], log: str) -> Plan:
+    """A sweep's report, or several sweeps' (each named by its directory, in facts, tables and legends)."""
+    names = [p.resolve().name for p in paths]
+    names = [n if names.count(n) == 1 else f"{n}-{i + 1}" for i, n in enumerate(names)]
+    sweeps = [(name, read_arrow(p / "sweep.arrow")) for name, p in zip(names, paths, strict=True)]
+    if len(sweeps) == 1:
+        rows = sweeps[0][1]
+        return Plan(
+            "sweep",
+            paths[0],
+            f"Sweep {names[0]}",
+            sweep_facts(rows),
+            sweep_tables(rows),
+            plan_sweep(sweeps, log),
+            sweeps=sweeps,
+        )
+    facts = [f"{name}: {fact}" for name, rows in sweeps for fact in sweep_facts(rows)]
+    tables = [(f"{heading}: {name}", html) for name, rows in sweeps for heading, html in sweep_tables(rows)]
+    title = f"Sweeps {', '.join(names)}"
+    return Plan("sweep", paths[0], title, facts, tables, plan_sweep(sweeps, log), sweeps=sweeps)
+
+
+def draw_report(
+    plan: Plan,
+    on_figure: Callable[[int, int], None] | None = None,
+    fmt: str = "png",
+    width: float | None = None,
+) -> Report:
+    """Draw every planned figure (``on_figure(done, total)`` after each) and assemble the page.
+
+    ``fmt`` (png, pdf, svg) is the figure files' format, ``width`` their width in inches (default
+    :data:`.style.WIDTH`, see :func:`.style.set_width`); the page inlines PNGs of the same figures.
+    """
+    if fmt not in FORMATS:
+        raise ReportError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
     figures = []
     for done, item in enumerate(plan.figures, 1):
         figure, note = item.draw()
-        figures.append(Rendered(item.name, item.title, png_bytes(figure), note))
+        if width is not None:
+            set_width(figure, width)
+        png = png_bytes(figure)
+        figures.append(
+            Rendered(item.name, item.title, png, note, png if fmt == "png" else figure_bytes(figure, fmt))
+        )
         if on_figure is not None:
             on_figure(done, len(plan.figures))
     sections = [Section(heading, html) for heading, html in plan.tables]
@@ -176,26 +247,30 @@ def draw_report(plan: Plan, on_figure: Callable[[int, int], None] | None = None)
         last = sections[-1]
         sections[-1] = Section(last.heading, last.html, (*last.figures, rendered))
     page = html_page(plan.title, plan.facts, sections)
-    return Report(plan.kind, plan.source, plan.title, page, figures, plan.summary, plan.rows)
+    return Report(plan.kind, plan.source, plan.title, page, figures, plan.summary, plan.sweeps, fmt)
 
 
-def build_report(path: Path | str, color_by: str = "auto") -> Report:
-    """The report of a run directory or a sweep directory, drawn in one go."""
-    return draw_report(plan_report(path, color_by))
+def build_report(
+    paths: Paths, color_by: str = "auto", log: str = "auto", fmt: str = "png", width: float | None = None
+) -> Report:
+    """The report of a run directory or of sweep directories, drawn in one go (options as the CLI's)."""
+    return draw_report(plan_report(paths, color_by, log), fmt=fmt, width=width)
 
 
-def write_report(report: Report, out: Path, png_dir: Path | None = None) -> list[Path]:
-    """Write the page (``.part`` then renamed, like every output) and, with ``png_dir``, each PNG."""
+def write_report(report: Report, out: Path, figure_dir: Path | None = None) -> list[Path]:
+    """Write the page (``.part`` then renamed, like every output) and, with ``figure_dir``, each figure
+    as ``<name>.<format>`` (for PNG, the very bytes the page inlines)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     part = out.with_name(out.name + ".part")
     part.write_text(report.html, encoding="utf-8")
     part.replace(out)
     written = []
-    if png_dir is not None:
-        png_dir.mkdir(parents=True, exist_ok=True)
+    if figure_dir is not None:
+        figure_dir.mkdir(parents=True, exist_ok=True)
         for figure in report.figures:
-            (png_dir / f"{figure.name}.png").write_bytes(figure.png)
-            written.append(png_dir / f"{figure.name}.png")
+            path = figure_dir / f"{figure.name}.{report.format}"
+            path.write_bytes(figure.file)
+            written.append(path)
     return written
 
 

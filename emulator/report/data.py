@@ -62,6 +62,12 @@ class RunData:
         run = self.summary.get("run", {})
         return f"{run.get('scenario', self.path.name)} (seed {run.get('seed', '?')})"
 
+    @property
+    def start(self) -> float:
+        """The run's first event time: time axes count from it."""
+        time = numbers(self.events, "time")
+        return float(time.min()) if len(time) else 0.0
+
     def cluster_index(self, cluster: int | str) -> int:
         """A cluster's index from its index or name; a clear error for an unknown one."""
         names = [c.name for c in self.clusters]

@@ -46,12 +46,14 @@ window.addEventListener("load", () => {
 
 @dataclass(frozen=True)
 class Rendered:
-    """A drawn figure: its file stem (``gantt-alpha``), title, PNG bytes, and what was simplified."""
+    """A drawn figure: its file stem (``gantt-alpha``), title, PNG bytes (for the page), what was
+    simplified, and the figure in the report's file format (the same PNG bytes for PNG)."""
 
     name: str
     title: str
     png: bytes
     note: str = ""
+    file: bytes = b""
 
 
 @dataclass(frozen=True)

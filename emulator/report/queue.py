@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from ..metrics import INT, is_in, numbers
 from .data import RunData
-from .style import new_figure, palette, steps
+from .style import last_time, new_figure, palette, steps, time_axis
 
 JOIN, LEAVE = ("arrive", "preempt"), ("start", "resume", "return")
 
@@ -26,6 +26,7 @@ class Queue:
     cluster: str
     time: np.ndarray
     length: np.ndarray
+    origin: float = 0.0  # the run's start: times are labelled from it
 
 
 def queue_lengths(run: RunData) -> list[Queue]:
@@ -47,7 +48,7 @@ def queue_lengths(run: RunData) -> list[Queue]:
     result = []
     for index, shape in enumerate(run.clusters):
         on = cluster == index
-        result.append(Queue(shape.name, *steps(time[on], delta[on])))
+        result.append(Queue(shape.name, *steps(time[on], delta[on]), run.start))
     return result
 
 
@@ -56,7 +57,9 @@ def queue_figure(queues: list[Queue]) -> Figure:
     ax = figure.add_subplot()
     for queue, colour in zip(queues, palette([q.cluster for q in queues]), strict=True):
         ax.step(queue.time, queue.length, where="post", lw=1, color=colour, label=queue.cluster)
-    ax.set(xlabel="time (s)", ylabel="queued jobs", ylim=(0, None))
+    ax.set(ylabel="queued jobs", ylim=(0, None))
+    if queues:
+        time_axis(ax.xaxis, queues[0].origin, last_time([q.time for q in queues], queues[0].origin))
     ax.set_title("Queue length per cluster", loc="left")
     ax.legend(
         loc="upper left",

@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .data import RunData, cluster_names
-from .style import new_figure
+from .style import OKABE_ITO, new_figure
 
 
 @dataclass(frozen=True)
@@ -35,8 +35,8 @@ def share_figure(s: Shares) -> Figure:
     figure = new_figure(3.2)
     ax = figure.add_subplot()
     x = np.arange(len(s.clusters))
-    work = ax.bar(x - 0.2, s.workload, 0.4, label="workload (estimated MI)", color="#1f77b4")
-    ax.bar(x + 0.2, s.jobs, 0.4, label="jobs", color="#aec7e8")
+    work = ax.bar(x - 0.2, s.workload, 0.4, label="workload (estimated MI)", color=OKABE_ITO[0])
+    ax.bar(x + 0.2, s.jobs, 0.4, label="jobs", color=OKABE_ITO[4])
     if len(x) <= 24:
         ax.bar_label(work, fmt="%.2f", fontsize="small")
     ax.set_xticks(x, s.clusters, rotation=0 if len(x) <= 12 else 90)

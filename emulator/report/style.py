@@ -1,4 +1,4 @@
-"""One look for every figure: how a figure is made, its colours, its PNG bytes.
+"""One look for every figure: how a figure is made, its colours, its time axes, its file bytes.
 
 Figures are built as :class:`ReportFigure` objects, never through pyplot: no display
 is needed (the Agg renderer draws them), there is no global figure list to leak
@@ -10,18 +10,33 @@ from __future__ import annotations
 import io
 
 import numpy as np
-from matplotlib import colormaps
+from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 DPI = 110
 """Pixels per inch of every PNG: sharp on a page, small enough to inline a dozen of them."""
 
 WIDTH = 10.0
-"""Figure width in inches (the page's column width at :data:`DPI`)."""
+"""Default figure width in inches (the page's column width at :data:`DPI`)."""
 
-STATE_COLOURS = {"late": "#d62728", "on time": "#2ca02c", "no deadline": "#1f77b4", "rejected": "#7f7f7f"}
-"""Deadline outcomes keep their colours in every figure: red always means late."""
+FORMATS = ("png", "pdf", "svg")
+"""File formats a figure can be written in (the page always inlines PNG)."""
+
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000")
+"""Okabe and Ito's palette, told apart by readers with any common colour-vision deficiency;
+ordered so that the first few colours also differ in lightness (and yellow, faint on white, comes late)."""
+
+STATE_COLOURS = {"late": "#D55E00", "on time": "#009E73", "no deadline": "#0072B2", "rejected": "#999999"}
+"""Deadline outcomes keep their colours in every figure: vermilion always means late."""
+
+TIME_UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0), ("days", 86400.0))
+"""Units of time axes, smallest first (:func:`time_unit` picks one by span)."""
+
+
+class ReportError(ValueError):
+    """Options or directories a report cannot be made of (the CLI says so in one line)."""
 
 
 class ReportFigure(Figure):
@@ -37,15 +52,40 @@ def new_figure(height: float, width: float = WIDTH) -> ReportFigure:
 
 def png_bytes(figure: Figure) -> bytes:
     """The figure as PNG (what the page inlines and ``--png`` writes: the same bytes)."""
+    return figure_bytes(figure, "png")
+
+
+def figure_bytes(figure: Figure, fmt: str = "png") -> bytes:
+    """The figure as PNG, PDF or SVG, the same bytes for the same figure.
+
+    Dates and SVG's random ids would differ from one call to the next: the
+    metadata leaves the dates out and a fixed hash salt makes the ids repeat.
+    """
+    if fmt not in FORMATS:
+        raise ReportError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    metadata = {"png": None, "pdf": {"CreationDate": None, "ModDate": None}, "svg": {"Date": None}}[fmt]
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI)
+    with rc_context({"svg.hashsalt": "gridemu", "svg.fonttype": "none"}):
+        figure.savefig(buffer, format=fmt, dpi=DPI, metadata=metadata)
     return buffer.getvalue()
 
 
+def set_width(figure: Figure, width: float) -> None:
+    """Make a figure ``width`` inches wide, its height scaled by the square root of the change.
+
+    Fonts keep their size, so a figure for a paper's column reads as well as the page's;
+    scaling the height in proportion would leave no room for its rows of text (panels,
+    machines, ticks), keeping it would make narrow figures towers.
+    """
+    if not width > 0:
+        raise ReportError(f"width {width!r}: expected a number of inches > 0")
+    old_width, height = figure.get_size_inches()
+    figure.set_size_inches(width, height * (width / old_width) ** 0.5)
+
+
 def palette(labels: list[str]) -> list[str]:
-    """A colour per label: fixed ones for deadline outcomes, tab10 (cycled) for anything else."""
-    cycle = colormaps["tab10"].colors
-    return [STATE_COLOURS.get(label, _hex(cycle[i % len(cycle)])) for i, label in enumerate(labels)]
+    """A colour per label: fixed ones for deadline outcomes, Okabe-Ito (cycled) for anything else."""
+    return [STATE_COLOURS.get(label, OKABE_ITO[i % len(OKABE_ITO)]) for i, label in enumerate(labels)]
 
 
 def legend_patches(labels: list[str], colours: list[str]) -> list[Patch]:
@@ -63,5 +103,33 @@ def steps(time: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return time[last], level[last]
 
 
-def _hex(rgb: tuple[float, ...]) -> str:
-    return "#" + "".join(f"{round(v * 255):02x}" for v in rgb[:3])
+def time_unit(span: float) -> tuple[str, float]:
+    """The largest unit of :data:`TIME_UNITS` in which ``span`` seconds is at least two units."""
+    fitting = [(name, size) for name, size in TIME_UNITS if span >= 2 * size]
+    return fitting[-1] if fitting else TIME_UNITS[0]
+
+
+class _UnitLocator(MaxNLocator):
+    """Round ticks in a time unit counted from an origin, for data kept in seconds."""
+
+    def __init__(self, origin: float, size: float) -> None:
+        super().__init__(nbins="auto", steps=[1, 2, 2.5, 5, 10])
+        self.origin, self.size = origin, size
+
+    def tick_values(self, vmin: float, vmax: float) -> np.ndarray:
+        scaled = super().tick_values((vmin - self.origin) / self.size, (vmax - self.origin) / self.size)
+        return scaled * self.size + self.origin
+
+
+def last_time(times: list[np.ndarray], origin: float) -> float:
+    """The latest of several time series (``origin`` + 1 s when all are empty): a time axis' end."""
+    return max((float(t.max()) for t in times if len(t)), default=origin + 1.0)
+
+
+def time_axis(axis, origin: float, end: float, what: str = "time since start") -> None:
+    """Label an axis of times in seconds in a readable unit (s, min, h, days, chosen by the span),
+    counted from ``origin`` (a run's start): ticks read "12 days", never "1.2e6" with an offset."""
+    name, size = time_unit(end - origin)
+    axis.set_major_locator(_UnitLocator(origin, size))
+    axis.set_major_formatter(FuncFormatter(lambda x, _: f"{round((x - origin) / size, 6):g}"))
+    axis.set_label_text(f"{what} ({name})")

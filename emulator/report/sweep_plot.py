@@ -1,41 +1,65 @@
-"""Sweep plots: a metric against a varied parameter, one line per combination of the other keys.
+"""Sweep plots: a metric against a varied parameter, one series per combination of the other keys.
 
-Each point is the mean over seeds with its 95% confidence band (Student's t, from
-:func:`emulator.sweep.compare`, the numbers of the sweep's table). The x axis is
-the first varied numeric key (e.g. ``workload.mean_interarrival``); lines are the
-other keys' combinations (e.g. each ``meta.policy``). With no numeric key the first
-key's values are categories; with only seeds varied there is one point.
+Each point is the mean over seeds with its 95% confidence interval (Student's t,
+from :func:`emulator.sweep.compare`, the numbers of the sweep's table). The x axis is
+the first varied numeric key (e.g. ``workload.mean_interarrival``), drawn as lines
+with bands; with no numeric key it is the first key's values as categories (e.g.
+each ``meta.policy``), drawn as points with error bars side by side, since a line
+between two policies would claim values between them. Several sweeps overlay in
+one figure (:func:`overlay`). Axes are labelled in readable units (waits in hours,
+shares in %), and a key or metric spanning more than two decades gets a log axis.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from ..sweep import compare
-from .style import new_figure, palette
+from ..sweep import FAILURE_METRICS, METRICS, compare
+from .style import TIME_UNITS, ReportError, new_figure, palette, time_unit
 
-LABELS = {
-    "mean_wait": "mean wait (s)",
-    "mean_bounded_slowdown": "mean bounded slowdown",
-    "late_percent": "late jobs (%)",
-    "system_usage": "system usage",
-    "utilization": "utilization",
-    "jobs_killed": "jobs killed (kill rows)",
-    "jobs_lost": "jobs lost (killed too often)",
-    "makespan": "makespan (s)",
-    "throughput": "throughput (jobs/s)",
-    "mcp": "MCP (mean comprehensive performance)",
-    "pb": "PB (performance balance)",
+QUANTITIES: dict[str, tuple[str, str]] = {
+    "mean_wait": ("mean wait", "time"),
+    "mean_bounded_slowdown": ("mean bounded slowdown", "slowdown"),
+    "late_percent": ("late jobs", "percent"),
+    "system_usage": ("system usage", "fraction"),
+    "utilization": ("utilisation", "fraction"),
+    "jobs_killed": ("jobs killed (kill rows)", "ratio"),
+    "jobs_lost": ("jobs lost (killed too often)", "ratio"),
+    "makespan": ("makespan", "time"),
+    "throughput": ("throughput", "rate"),
+    "mcp": ("MCP (mean comprehensive performance)", "ratio"),
+    "pb": ("PB (performance balance)", "ratio"),
+    "mean_interarrival": ("mean interarrival time", "time"),
+    "mttf": ("MTTF (mean time to failure)", "time"),
+    "mttr": ("MTTR (mean time to repair)", "time"),
+    "status_period": ("status report period", "time"),
+    "load": ("load (x the trace's)", "ratio"),
 }
+"""Metrics and sweep keys (by their last dotted part) -> human label and kind of unit:
+``time`` in s (shown in s/min/h/days), ``fraction`` of 1 (shown in %), ``percent``,
+``rate`` per s (shown per s/min/h/day), ``slowdown`` (dimensionless, >= 1), ``ratio``
+(dimensionless, or a count)."""
+
+CEILINGS = {"fraction": 1.0, "percent": 100.0}
+"""Kinds of quantity that cannot exceed a value: their intervals stop there."""
+FLOORS = {"slowdown": 1.0}
+"""Kinds of quantity that cannot go below a value other than 0, where the others' intervals stop."""
+
+LOG_OPTIONS = ("auto", "none", "x", "y", "xy")
+"""``--log``: auto (an axis spanning over two decades of positive values), none, or the axes to force."""
+
+DECADES = 2.0
+"""An axis whose positive values span more than this many powers of ten is drawn in log scale."""
 
 
 @dataclass(frozen=True)
 class Band:
-    """One line: its label, x positions, mean and 95% half-width per position, runs per position."""
+    """One series: its label, x values (numbers, or category names), mean and 95% half-width, runs."""
 
     label: str
     x: np.ndarray
@@ -48,54 +72,187 @@ class Band:
 class SweepPlot:
     metric: str
     x_key: str | None
-    x_ticks: list[str] | None  # labels of categorical x positions (None: numeric x)
+    categorical: bool  # x values are names (points with error bars), not numbers (lines with bands)
     bands: list[Band]
+    legend: str = ""  # the legend's title: the one key the series differ by, named once
 
 
 def x_key(rows: pa.Table, keys: list[str]) -> str | None:
     """The key for the x axis: the first numeric varied key other than seed, else the first other key."""
     others = [k for k in keys if k != "seed"]
-    numeric = [
-        k
-        for k in others
-        if pa.types.is_integer(rows.schema.field(k).type) or pa.types.is_floating(rows.schema.field(k).type)
-    ]
+    numeric = [k for k in others if _is_numeric(rows.schema.field(k).type)]
     return (numeric or others or [None])[0]
 
 
-def sweep_plot(rows: pa.Table, keys: list[str], metric: str, x: str | None = None) -> SweepPlot:
-    """The bands of ``metric`` against ``x`` (default :func:`x_key`), from the sweep's ok points."""
+def sweep_plot(
+    rows: pa.Table, keys: list[str], metric: str, x: str | None = None, name: str = ""
+) -> SweepPlot:
+    """The series of ``metric`` against ``x`` (default :func:`x_key`), from the sweep's ok points.
+
+    ``name`` (a sweep's, when several are overlaid) starts every series' label.
+    """
     x = x or x_key(rows, keys)
+    check_varied(keys, x, name)
     lines = [k for k in keys if k not in ("seed", x)]
-    groups = [g for g in compare(rows, keys) if g[metric] is not None]
-    numeric = x is not None and not pa.types.is_string(rows.schema.field(x).type)
-    ticks = None if numeric or x is None else list(dict.fromkeys(g[x] for g in groups))
-    by_line: dict[str, list[tuple[float, float, float, int]]] = {}
-    for g in groups:
-        label = ", ".join(f"{k}={g[k]}" for k in lines) or "all runs"
-        position = 0.0 if x is None else (float(g[x]) if ticks is None else ticks.index(g[x]))
-        by_line.setdefault(label, []).append((position, *g[metric], g["runs"]))
+    categorical = x is not None and not _is_numeric(rows.schema.field(x).type)
+    by_line: dict[str, list[tuple]] = {}
+    for g in compare(rows, keys):
+        if g[metric] is None:
+            continue
+        values = ", ".join(str(g[k]) if len(lines) == 1 else f"{k}={g[k]}" for k in lines)
+        label = ": ".join(part for part in (name, values) if part) or "all runs"
+        by_line.setdefault(label, []).append(("all runs" if x is None else g[x], *g[metric], g["runs"]))
     bands = []
     for label, values in by_line.items():
-        position, mean, half, runs = (np.array(v) for v in zip(*sorted(values), strict=True))
-        bands.append(Band(label, position, mean, half, runs.astype(np.int64)))
-    return SweepPlot(metric, x, ticks, bands)
+        values = values if categorical or x is None else sorted(values)
+        at, mean, half, runs = zip(*values, strict=True)
+        bands.append(
+            Band(label, np.array(at), np.array(mean), np.array(half), np.array(runs, dtype=np.int64))
+        )
+    return SweepPlot(metric, x, categorical or x is None, bands, lines[0] if len(lines) == 1 else "")
 
 
-def sweep_figure(p: SweepPlot) -> Figure:
+def check_varied(keys: list[str], x: str | None, name: str = "") -> None:
+    """A clear error for an x key the sweep does not vary (another sweep's, when overlaying)."""
+    if x is not None and x not in keys:
+        raise ReportError(f"{name or 'the sweep'} does not vary {x} (varied: {', '.join(keys)})")
+
+
+def overlay(plots: list[SweepPlot]) -> SweepPlot:
+    """Several sweeps' plots of one metric as one: every series, categorical if any sweep's x is,
+    the legend titled by what a label holds (the sweep, then the other keys' values)."""
+    first = plots[0]
+    legend = first.legend if len(plots) == 1 else ": ".join(filter(None, ("sweep", first.legend)))
+    bands = [b for p in plots for b in p.bands]
+    return replace(first, categorical=any(p.categorical for p in plots), bands=bands, legend=legend)
+
+
+def plotted_metrics(tables: list[pa.Table]) -> list[str]:
+    """The metrics worth a figure: those some ok point has a value of (no late % without deadlines),
+    and failure counts only where some point has failures."""
+    ok = [t.filter(pc.equal(t.column("status"), "ok")) for t in tables]
+    return [
+        metric
+        for metric in METRICS
+        if any(v is not None and np.isfinite(v) for t in ok for v in t.column(metric).to_pylist())
+        and (metric not in FAILURE_METRICS or any(any(t.column(metric).to_pylist()) for t in ok))
+    ]
+
+
+def describe(name: str) -> tuple[str, str]:
+    """A metric's or key's label and kind of unit (:data:`QUANTITIES`; the name itself when unknown)."""
+    return QUANTITIES.get(name, QUANTITIES.get(name.rsplit(".", 1)[-1], (name, "ratio")))
+
+
+def quantity(name: str, values: np.ndarray) -> tuple[str, float]:
+    """An axis label with its unit and the factor that converts ``values`` to it.
+
+    Times take the largest unit the values reach twice (so 1e5 to 3e7 s reads 1.2 to
+    370 days); rates the smallest unit with at least one per unit.
+    """
+    label, kind = describe(name)
+    top = float(np.nanmax(np.abs(values))) if len(values) else 0.0
+    if kind in ("fraction", "percent"):
+        return f"{label} (%)", 100.0 if kind == "fraction" else 1.0
+    if kind == "time":
+        unit, size = time_unit(top)
+        return f"{label} ({unit})", 1.0 / size
+    if kind == "rate":
+        unit, size = next(((u, s) for u, s in TIME_UNITS if top * s >= 1), TIME_UNITS[-1])
+        return f"{label} (jobs/{unit.removesuffix('s') if unit == 'days' else unit})", size
+    return label, 1.0
+
+
+def log_axes(p: SweepPlot, log: str = "auto") -> tuple[bool, bool]:
+    """Whether x and y are log scale: forced by ``log``, or (auto) where the values span > 2 decades."""
+    if log not in LOG_OPTIONS:
+        raise ReportError(f"log {log!r}: expected one of {', '.join(LOG_OPTIONS)}")
+    xs = np.array([], dtype=float) if p.categorical else np.concatenate([b.x for b in p.bands]).astype(float)
+    ys = np.concatenate([b.mean for b in p.bands]) if p.bands else np.array([])
+    auto = log == "auto"
+    return (
+        not p.categorical and ("x" in log or (auto and _wide(xs))),
+        "y" in log or (auto and _wide(ys)),
+    )
+
+
+def sweep_figure(p: SweepPlot, log: str = "auto") -> Figure:
+    """Lines with 95% bands (numeric x) or dodged points with 95% error bars (categorical x)."""
     figure = new_figure(3.6, width=7.5)
     ax = figure.add_subplot()
-    for band, colour in zip(p.bands, palette([b.label for b in p.bands]), strict=True):
-        ax.plot(band.x, band.mean, marker="o", ms=4, color=colour, label=band.label)
-        ax.fill_between(band.x, band.mean - band.half, band.mean + band.half, color=colour, alpha=0.2, lw=0)
-        if len(band.x) == 1:  # a band of one point has no width: show the interval as an error bar
-            ax.errorbar(band.x, band.mean, band.half, color=colour, capsize=4)
-    if p.x_ticks is not None:
-        ax.set_xticks(range(len(p.x_ticks)), [str(t) for t in p.x_ticks])
-    elif p.x_key is None:
-        ax.set_xticks([0], ["all runs"])
-    ax.set(xlabel=p.x_key or "", ylabel=LABELS.get(p.metric, p.metric))
-    ax.set_title(f"{LABELS.get(p.metric, p.metric)}: mean and 95% confidence band over seeds", loc="left")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
+    log_x, log_y = log_axes(p, log)
+    y_label, y_factor = quantity(p.metric, np.concatenate([b.mean for b in p.bands]) if p.bands else [])
+    colours = palette([b.label for b in p.bands])
+    ax.set_xscale("log" if log_x else "linear")  # before the ticks: a new scale resets them
+    ax.set_yscale("log" if log_y else "linear")
+    if p.categorical:
+        _points(ax, p, colours, y_factor)
+        ax.set_xlabel(p.x_key or "")
+    else:
+        x_label, x_factor = quantity(p.x_key, np.concatenate([b.x for b in p.bands]).astype(float))
+        _lines(ax, p, colours, x_factor, y_factor)
+        ax.set_xlabel(x_label)
+    ax.set_ylabel(y_label)
+    ax.set_title("mean ± 95% confidence interval over seeds", loc="left", fontsize="small")
+    ax.grid(alpha=0.3, which="major")
+    ax.legend(
+        title=p.legend or None,
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+        fontsize="small",
+        title_fontsize="small",
+        frameon=False,
+    )
     return figure
+
+
+def _lines(ax, p: SweepPlot, colours: list[str], x_factor: float, y_factor: float) -> None:
+    for band, colour in zip(p.bands, colours, strict=True):
+        x, mean = band.x.astype(float) * x_factor, band.mean * y_factor
+        low, high = _interval(band, p.metric, y_factor)
+        ax.plot(x, mean, marker="o", ms=4, color=colour, label=band.label)
+        ax.fill_between(x, low, high, color=colour, alpha=0.2, lw=0)
+        if len(x) == 1:  # a band of one point has no width: show the interval as an error bar
+            ax.errorbar(x, mean, [mean - low, high - mean], color=colour, capsize=4)
+
+
+def _points(ax, p: SweepPlot, colours: list[str], y_factor: float) -> None:
+    """Each category at an integer position, the series side by side around it (never joined)."""
+    names = list(dict.fromkeys(str(v) for b in p.bands for v in b.x))
+    step = min(0.8 / max(len(p.bands), 1), 0.2)
+    for i, (band, colour) in enumerate(zip(p.bands, colours, strict=True)):
+        at = np.array([names.index(str(v)) for v in band.x]) + (i - (len(p.bands) - 1) / 2) * step
+        mean = band.mean * y_factor
+        low, high = _interval(band, p.metric, y_factor)
+        ax.errorbar(
+            at,
+            mean,
+            [mean - low, high - mean],
+            fmt="o",
+            ms=5,
+            capsize=3,
+            color=colour,
+            label=band.label,
+        )
+    ax.set_xticks(range(len(names)), names, rotation=0 if len(names) <= 6 else 30)
+    ax.set_xlim(-0.6, len(names) - 0.4)
+
+
+def _interval(band: Band, metric: str, factor: float) -> tuple[np.ndarray, np.ndarray]:
+    """The 95% interval's ends, within what the metric can be: every metric here is >= 0 (bounded
+    slowdown >= 1) and shares are <= 100%, so an interval stops there rather than claim negative
+    waits (Student's t is symmetric; the data are not)."""
+    kind = describe(metric)[1]
+    low = np.maximum(band.mean - band.half, FLOORS.get(kind, 0.0))
+    high = np.minimum(band.mean + band.half, CEILINGS.get(kind, np.inf))
+    return low * factor, high * factor
+
+
+def _wide(values: np.ndarray) -> bool:
+    """All positive and spanning more than :data:`DECADES` powers of ten."""
+    values = values[np.isfinite(values)]
+    return bool(len(values)) and values.min() > 0 and np.log10(values.max() / values.min()) > DECADES
+
+
+def _is_numeric(kind: pa.DataType) -> bool:
+    return pa.types.is_integer(kind) or pa.types.is_floating(kind)

@@ -15,10 +15,12 @@ from matplotlib.figure import Figure
 
 from ..metrics import usage_series
 from .data import RunData
-from .style import new_figure, steps
+from .style import OKABE_ITO, last_time, new_figure, steps, time_axis
 
 PANELS = 6
 """Clusters per usage figure; more clusters make more figures, so every panel stays legible."""
+
+USED, WANTED = OKABE_ITO[0], OKABE_ITO[1]
 
 SERIES = ("cpus_used", "cpus_wanted", "licenses_used", "licenses_wanted")
 
@@ -32,6 +34,7 @@ class Usage:
     licenses: int
     time: np.ndarray
     levels: dict[str, np.ndarray]
+    origin: float = 0.0  # the run's start: times are labelled from it
 
 
 def cluster_usage(run: RunData) -> list[Usage]:
@@ -43,7 +46,7 @@ def cluster_usage(run: RunData) -> list[Usage]:
         levels = {}
         for name in SERIES:
             time, levels[name] = steps(series["time"][on], series[name][on])
-        result.append(Usage(shape.name, shape.cpus, shape.license_copies, time, levels))
+        result.append(Usage(shape.name, shape.cpus, shape.license_copies, time, levels, run.start))
     return result
 
 
@@ -56,7 +59,7 @@ def usage_figure(usages: list[Usage]) -> Figure:
         _panel(lic_ax, usage, "licenses", usage.licenses, f"{usage.cluster}: license copies")
     axes[0, 0].legend(loc="upper right", fontsize="small", frameon=False)
     for ax in axes[-1]:
-        ax.set_xlabel("time (s)")
+        time_axis(ax.xaxis, usages[0].origin, last_time([u.time for u in usages], usages[0].origin))
     return figure
 
 
@@ -66,12 +69,12 @@ def _panel(ax, usage: Usage, what: str, capacity: int, title: str) -> None:
         ax.text(0.5, 0.5, "none in this cluster", ha="center", va="center", transform=ax.transAxes)
         ax.set_yticks([])
         return
-    ax.step(usage.time, usage.levels[f"{what}_used"], where="post", color="#1f77b4", lw=1, label="used")
+    ax.step(usage.time, usage.levels[f"{what}_used"], where="post", color=USED, lw=1, label="used")
     ax.step(
         usage.time,
         usage.levels[f"{what}_wanted"],
         where="post",
-        color="#ff7f0e",
+        color=WANTED,
         lw=0.8,
         ls="--",
         label="wanted",
