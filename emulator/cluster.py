@@ -16,27 +16,33 @@ import numpy as np
 
 from .cluster_state import ClusterState
 from .coordinator import EVENT_BUDGET
+from .event_kinds import (
+    ARRIVE_EVENT,
+    FINISH_EVENT,
+    KILL_EVENT,
+    LINK_CHANGE_EVENT,
+    PLAN_EVENT,
+    REPORT_DUE_EVENT,
+    SUBMIT_EVENT,
+    TICK_EVENT,
+)
 from .execution import Run
-from .failures import ESTIMATE, FAILURE, OUTAGE, RETURN, FailureProcess, Failures, Outage, lost_reason
+from .failures import OUTAGE, Failures
+from .faults import Faults
 from .horizons import Timeline
 from .messages import (
     ARRIVE,
-    DOWN,
-    FAIL,
     FINISH,
-    KILL,
     LINK,
     META,
     NO_CPUS,
     PREEMPT,
     REJECT,
-    REPAIR,
     RESUME,
     RETURN_JOB,
     START,
     STATUS,
     SUBMIT,
-    UP,
     Message,
 )
 from .messages import RETURN as RETURN_ROW
@@ -48,16 +54,9 @@ from .reporting import Reporter
 from .resources import Pes, Plan
 from .views import ClusterView
 
-# Event priorities at equal times: completions and internal events before arrivals (GridSim's order);
-# _PLAN marks a planning time of a time-driven policy (``period``), after everything else. Failures
-# (:mod:`emulator.failures`) sit between: a job killed at its estimate after the completions, then
-# repairs and ends of outages before failures and outages (back-to-back windows), all before arrivals.
-_FINISH, _TICK, _KILL, _REPAIR, _UP, _FAIL, _DOWN, _ARRIVE, _SUBMIT, _PLAN = range(10)
-# Stress markers (:mod:`emulator.links`): a status report due (``status_period``), a link change. They sort
-# after every other event of their time, so a time whose first event is one has nothing else: it gets no
-# scheduling pass (a report or a link change frees nothing), only a report.
-_REPORT_DUE, _LINK_CHANGE = 90, 91
-_JOBS_CHANGED = True  # data of a _REPORT_DUE marker that keeps the run alive (see busy; pickles as itself)
+_JOBS_CHANGED = (
+    True  # data of a REPORT_DUE_EVENT marker that keeps the run alive (see busy; pickles as itself)
+)
 
 
 class ClusterPartition:
@@ -104,16 +103,12 @@ class ClusterPartition:
         # to a running job (completions, ticks, kills at the estimate).
         self._incoming = 0
         self._reports = 0
-        self.kill_at_estimate = False
-        self._kills: dict[int, int] = {}  # job id -> kills by failures and outages (lost above max_kills)
-        self._impaired = False  # a machine or the whole cluster down: a stuck queue may start later
-        self._down: Outage | None = None  # the outage in force
-        self._local_ids: set[int] | None = None  # direct-entry jobs, when an outage returns the others
+        self.faults = Faults()
         self._load_direct(direct, direct_link)
         for time, link in cluster.link_changes:
-            self._marker_at(time, _LINK_CHANGE, link)
+            self._marker_at(time, LINK_CHANGE_EVENT, link)
         if failures is not None:
-            self._init_failures(failures, seed_seq)
+            self.faults.setup(self, failures, self.index, seed_seq)
         self.view = ClusterView(self.state)
         self.timeline = Timeline(self.busy)
 
@@ -140,7 +135,7 @@ class ClusterPartition:
         """
         if self.reporter is None:
             return math.inf
-        if self.status_period and self._local_ids is None:  # (an outage may send jobs back at any time)
+        if self.status_period and self.faults.local_ids is None:  # (an outage may send jobs back at any time)
             return report_time(self.next_time, self.status_period)
         return self.next_time
 
@@ -161,8 +156,8 @@ class ClusterPartition:
             payload = msg.payload
             job = Job.from_tuple(payload[0])
             if len(payload) > 2:  # a job an outage sent back carries its kills so far
-                self._kills[job.id] = payload[2]
-            self._push(msg.time, _ARRIVE, (job, False, payload[1]))
+                self.faults.kills[job.id] = payload[2]
+            self._push(msg.time, ARRIVE_EVENT, (job, False, payload[1]))
         if inbox:
             self._incoming += len(inbox)
             self.timeline.woken()
@@ -170,24 +165,24 @@ class ClusterPartition:
         while events and events[0][0] < horizon and budget > 0:
             budget -= 1
             self.state.now = time = events[0][0]
-            if events[0][1] >= _REPORT_DUE:  # only stress markers at this time: no scheduling pass
+            if events[0][1] >= REPORT_DUE_EVENT:  # only stress markers at this time: no scheduling pass
                 self._quiet_time(time)
                 self.timeline.step(time, self.busy)
                 continue
             while events and events[0][0] == time:
                 _, kind, _, data = heapq.heappop(events)
-                if kind == _FINISH:
+                if kind == FINISH_EVENT:
                     self.finish(data)
-                elif kind == _TICK:
+                elif kind == TICK_EVENT:
                     self.execution.tick(self)
-                elif kind == _ARRIVE:
+                elif kind == ARRIVE_EVENT:
                     self._incoming -= 1
                     self._arrive(*data)
-                elif kind == _SUBMIT:
+                elif kind == SUBMIT_EVENT:
                     self._rows.append((time, SUBMIT, data.id, self.index, 0, NO_CPUS, NO_CPUS, None))
-                elif kind >= _REPORT_DUE:
+                elif kind >= REPORT_DUE_EVENT:
                     self._marker(kind, data)
-                elif kind != _PLAN:  # _PLAN only makes this a planning time (see _plan_tick)
+                elif kind != PLAN_EVENT:  # PLAN_EVENT only makes this a planning time (see _plan_tick)
                     self._perturbation(kind, data)
             if self.period:
                 self._plan_tick()
@@ -207,10 +202,10 @@ class ClusterPartition:
         heapq.heappush(self._events, (time, kind, self._seq, data))
 
     def push_finish(self, run: Run) -> None:
-        self._push(run.end, _FINISH, run)
+        self._push(run.end, FINISH_EVENT, run)
 
     def push_tick(self, time: float) -> None:
-        self._push(time, _TICK, None)
+        self._push(time, TICK_EVENT, None)
 
     def _load_direct(self, jobs: list[Job], link: LinkClock | None) -> None:
         """Jobs naming this cluster enter here, through ``link`` if given (GridSim's Workload link)."""
@@ -218,9 +213,9 @@ class ClusterPartition:
             arrive = job.submit if link is None else link.send(job.submit, job.in_bytes)
             if arrive > job.submit:
                 self._seq += 1
-                self._events.append((job.submit, _SUBMIT, self._seq, job))
+                self._events.append((job.submit, SUBMIT_EVENT, self._seq, job))
             self._seq += 1
-            self._events.append((arrive, _ARRIVE, self._seq, (job, True, 0)))
+            self._events.append((arrive, ARRIVE_EVENT, self._seq, (job, True, 0)))
         self._incoming += len(jobs)
         heapq.heapify(self._events)
 
@@ -230,17 +225,11 @@ class ClusterPartition:
             self._rows.append((time, SUBMIT, job.id, index, 0, NO_CPUS, NO_CPUS, None))
         self._rows.append((time, ARRIVE, job.id, index, 0, NO_CPUS, NO_CPUS, None))
         self.execution.arrived(self)
-        if self._local_ids is not None:  # an outage may return queued jobs: remember what entered how
-            original = job
-        job = self.policy.admit(job)
+        job, arrived = self.policy.admit(job), job
         reporter = self.reporter
-        if local:
-            if reporter is not None:
-                reporter.entered(job)
-            if self._local_ids is not None:
-                self._local_ids.add(job.id)
-        elif self._local_ids is not None and job is not original:
-            self._originals[job.id] = original  # the job as dispatched, to send back
+        if local and reporter is not None:
+            reporter.entered(job)
+        self.faults.entered(arrived, job, local)  # (an outage may send it back as it came)
         reason = self.cluster.refusal(job)
         if reason is not None:
             self._rows.append((time, REJECT, job.id, index, 0, NO_CPUS, NO_CPUS, reason))
@@ -250,8 +239,8 @@ class ClusterPartition:
         self.state.enqueue(job, priority)
         if reporter is not None:
             reporter.queued(job)
-        if self._down is not None and not local and self._down.queued == RETURN:
-            self._send_back(job)
+        if self.faults.returns_arrivals(local):
+            self.send_back(job)
 
     def _pass(self) -> None:
         """A scheduling pass; then, while the queue is stuck (nothing runs, no event can free
@@ -259,7 +248,7 @@ class ClusterPartition:
         self.schedule()
         state = self.state
         while state.queue and not state.running and len(self._events) == self._markers:
-            if self._impaired:  # a repair, or the outage's end, will free something
+            if self.faults.impaired:  # a repair, or the outage's end, will free something
                 break
             self._reject_stuck()
 
@@ -288,7 +277,7 @@ class ClusterPartition:
         """A time-driven policy plans at multiples of ``period`` only, and only while jobs are queued.
 
         Called after the events of each time: plans if this is a planning time
-        (its ``_PLAN`` event was just applied, or the queue just filled at a
+        (its ``PLAN_EVENT`` event was just applied, or the queue just filled at a
         multiple of the period), then makes sure the next one is pending.
         """
         now, period, queue = self.state.now, self.period, self.state.queue
@@ -302,7 +291,7 @@ class ClusterPartition:
             while k * period <= now:  # float rounding
                 k += 1
             self._plan_at = k * period
-            self._push(self._plan_at, _PLAN, None)
+            self._push(self._plan_at, PLAN_EVENT, None)
 
     def policy_stats(self) -> dict[str, float]:
         """Scheduler cost so far: policy calls, wall-clock seconds inside them in total and at most."""
@@ -318,7 +307,7 @@ class ClusterPartition:
         """
         job = next(iter(self.state.queue.values()))
         reason = f"cannot start on idle cluster {self.cluster.name} under policy {self.policy.name}"
-        self._unqueue(job)
+        self.unqueue(job)
         self._rows.append((self.state.now, REJECT, job.id, self.index, 0, NO_CPUS, NO_CPUS, reason))
         self.schedule()
 
@@ -350,8 +339,8 @@ class ClusterPartition:
             self.reporter.started(run)
         self.execution.started(self, run)  # (an exact-time model may set the estimated end here)
         state.expect(run)
-        if self.kill_at_estimate and run.end > run.estimated_end:
-            self._push(run.estimated_end, _KILL, run)
+        if self.faults.kill_at_estimate and run.end > run.estimated_end:
+            self._push(run.estimated_end, KILL_EVENT, run)
 
     def finish(self, run: Run, row: int = FINISH, info: str | None = None) -> None:
         """End ``run`` now and free what it held (a ``finish`` row, or a ``kill`` at its estimate)."""
@@ -381,9 +370,9 @@ class ClusterPartition:
             raise PreemptionError(f"job {job_id}: preemption kind {kind!r}, expected one of {KINDS}")
         if kind == CHECKPOINT and not run.job.checkpointable:
             raise PreemptionError(f"job {job_id} is not checkpointable")
-        self._stop(run, kind, overhead, PREEMPT, kind)
+        self.stop(run, kind, overhead, PREEMPT, kind)
 
-    def _stop(self, run: Run, kind: str, overhead: float, row: int, info: str) -> None:
+    def stop(self, run: Run, kind: str, overhead: float, row: int, info: str) -> None:
         """Take ``run`` off its CPUs now and requeue its job, keeping what ``kind`` keeps.
 
         A preemption (a ``preempt`` row) or a kill by a failure or an outage (a
@@ -392,7 +381,7 @@ class ClusterPartition:
         """
         job, state = run.job, self.state
         done = self.execution.preempted(self, run, kind in KEEPS_PROGRESS)
-        self._cancel_finish(run)
+        self.cancel_finish(run)
         state.stop(run)
         state.resources.release(job, run.plan, run.machines, run.pes)
         self._rows.append((state.now, row, job.id, self.index, job.cpus, run.machines, run.pes, info))
@@ -401,173 +390,62 @@ class ClusterPartition:
         if self.reporter is not None:
             self.reporter.requeued(run)
 
-    def _cancel_finish(self, run: Run) -> None:
+    def cancel_finish(self, run: Run) -> None:
         """Drop the pending completion of ``run``, and its kill at its estimate if any.
 
         Linear, but preemptions and kills are rare next to events.
         """
         events = self._events
-        if self.kill_at_estimate:
-            kept = [e for e in events if e[3] is not run or (e[1] != _FINISH and e[1] != _KILL)]
+        if self.faults.kill_at_estimate:
+            kept = [e for e in events if e[3] is not run or (e[1] != FINISH_EVENT and e[1] != KILL_EVENT)]
             if len(kept) < len(events):
                 events[:] = kept
                 heapq.heapify(events)
             return
         for i, event in enumerate(events):
-            if event[1] != _FINISH or event[3] is not run:
+            if event[1] != FINISH_EVENT or event[3] is not run:
                 continue
             events[i] = events[-1]
             events.pop()
             heapq.heapify(events)
             return
 
-    # -- stress: machine failures, outages, kills at the estimate (emulator/failures.py) ----------
+    # -- faults (emulator/faults.py): the services they use ---------------------------------------
 
-    def _init_failures(self, failures: Failures, seed_seq: np.random.SeedSequence) -> None:
-        """Set up this cluster's failure process and outages (background events) and the kill rules."""
-        self.kill_at_estimate = failures.kill_at_estimate
-        self.max_kills = failures.max_kills
-        mine = failures.cluster(self.index)
-        self._failed: set[int] = set()  # machines failed by the failure process
-        self._originals: dict[int, Job] = {}  # dispatched jobs the policy rewrote (admit), as they came
-        if mine.returns:
-            self._local_ids = set()
-        if not mine.active:
+    def _perturbation(self, kind: int, data) -> None:
+        """A fault's event now: a kill at an estimate, or a failure, repair or outage bound."""
+        if kind == KILL_EVENT:
+            self.faults.kill_at_end(self, data)
             return
-        if self.reporter is not None:  # (reports say how many CPUs are up once machines can fail)
-            self.reporter.up_cpus = self.state.resources.up_cpus
-        self._failures = FailureProcess(mine.model, len(self.cluster.machines), seed_seq)
-        for m in range(len(self.cluster.machines)):
-            time = self._failures.first_failure(m)
-            if time < math.inf:
-                self._background_at(time, _FAIL, m)
-        for outage in mine.outages:
-            self._background_at(outage.start, _DOWN, outage)
-            self._background_at(outage.end, _UP, outage)
+        self._markers -= 1
+        self.faults.apply(self, kind, data)
 
-    def _background_at(self, time: float, kind: int, data) -> None:
+    def row(self, kind: int, job_id: int, cpus: int, machines, pes, info: str | None) -> None:
+        self._rows.append((self.state.now, kind, job_id, self.index, cpus, machines, pes, info))
+
+    def background_at(self, time: float, kind: int, data) -> None:
         self._markers += 1
         self._push(time, kind, data)
 
-    def _perturbation(self, kind: int, data) -> None:
-        """Apply a failure, repair, outage start or end, or a kill at an estimate, now."""
-        if kind == _KILL:
-            self._kill_at_estimate(data)
-            return
-        self._markers -= 1
-        self.execution.arrived(self)  # progress up to now, for the models that track it
-        if kind == _FAIL:
-            self._machine_fails(data)
-        elif kind == _REPAIR:
-            self._machine_repaired(data)
-        elif kind == _DOWN:
-            self._cluster_down(data)
-        else:
-            self._cluster_up()
-        self._impaired = self._down is not None or bool(self._failed)
-        if self.reporter is not None:
-            self.reporter.faults_changed(self.state.resources.up_cpus)
-
-    def _machine_fails(self, m: int) -> None:
-        """Machine ``m`` fails now: its jobs are killed and requeued, its CPUs leave the pool."""
-        now = self.state.now
-        self._rows.append((now, FAIL, -1, self.index, self.cluster.machines[m].cpus, (m,), NO_CPUS, None))
-        self._failed.add(m)
-        if self._down is None:  # (in an outage, nothing runs and no machine is up anyway)
-            runs = [r for r in self.state.running.values() if any(pm == m for pm, _ in r.plan)]
-            self._kill_runs(runs, FAILURE)
-            self.state.resources.fail(m)
-            self._stopped(runs)
-        self._background_at(self._failures.repair_time(m, now), _REPAIR, m)
-
-    def _machine_repaired(self, m: int) -> None:
-        now = self.state.now
-        self._rows.append((now, REPAIR, -1, self.index, self.cluster.machines[m].cpus, (m,), NO_CPUS, None))
-        self._failed.discard(m)
-        if self._down is None:
-            self.state.resources.repair(m)
-        time = self._failures.next_failure(m, now)
-        if time < math.inf:
-            self._background_at(time, _FAIL, m)
-
-    def _cluster_down(self, outage: Outage) -> None:
-        """An outage starts: every running job is killed; queued jobs wait, or go back to the meta."""
-        cpus = self.state.resources.up_cpus
-        self._rows.append((self.state.now, DOWN, -1, self.index, cpus, NO_CPUS, NO_CPUS, outage.queued))
-        self._down = outage
-        runs = list(self.state.running.values())
-        self._kill_runs(runs, OUTAGE)
-        for m in range(len(self.cluster.machines)):
-            self.state.resources.fail(m)
-        self._stopped(runs)
-        if outage.queued == RETURN:
-            local = self._local_ids
-            for job in [j for j in self.state.queue.values() if j.id not in local]:
-                self._send_back(job)
-
-    def _cluster_up(self) -> None:
-        self._down = None
-        for m in range(len(self.cluster.machines)):
-            if m not in self._failed:
-                self.state.resources.repair(m)
-        cpus = self.state.resources.up_cpus
-        self._rows.append((self.state.now, UP, -1, self.index, cpus, NO_CPUS, NO_CPUS, None))
-
-    def _kill_runs(self, runs: list[Run], why: str) -> None:
-        """Kill ``runs`` now (``why``: failure, outage) and requeue them; lose those killed too often."""
-        for run in runs:
-            job = run.job
-            self._stop(run, CHECKPOINT if job.checkpointable else STOP, 0.0, KILL, why)
-            kills = self._kills[job.id] = self._kills.get(job.id, 0) + 1
-            if kills > self.max_kills:
-                self._lose(job, kills)
-
-    def _stopped(self, runs: list) -> None:
-        """Runs were taken off now: time sharing forecasts the others again (their shares change)."""
-        if runs:
-            self.execution.stopped(self)
-
-    def _unqueue(self, job: Job) -> None:
+    def unqueue(self, job: Job) -> None:
         """Take a queued job out of the queue for good (lost, or sent back)."""
         self.state.drop(job)
         if self.reporter is not None:
             self.reporter.left(job)  # without finishing: the meta-scheduler's accounts drop it
 
-    def _lose(self, job: Job, kills: int) -> None:
-        """A job killed more than ``max_kills`` times is lost: rejected, with the reason."""
-        self._unqueue(job)
-        del self._kills[job.id]
-        self._originals.pop(job.id, None)
-        reason = lost_reason(kills, self.max_kills)
-        self._rows.append((self.state.now, REJECT, job.id, self.index, 0, NO_CPUS, NO_CPUS, reason))
-
-    def _send_back(self, job: Job) -> None:
+    def send_back(self, job: Job) -> None:
         """Return a queued job to the meta-scheduler (an outage): a ``return`` row and a message.
 
         It restarts from zero wherever it goes next (a checkpoint stays here); its
         kills travel with it.
         """
-        self._unqueue(job)
-        self._rows.append((self.state.now, RETURN_ROW, job.id, self.index, 0, NO_CPUS, NO_CPUS, OUTAGE))
-        original = self._originals.pop(job.id, job)
-        payload = (original.to_tuple(), self._kills.pop(job.id, 0))
+        self.unqueue(job)
+        self.row(RETURN_ROW, job.id, 0, NO_CPUS, NO_CPUS, OUTAGE)
+        original, kills = self.faults.returned(job)
         self._msg_seq += 1
         deliver = self.state.now + self.reporter.link.latency
+        payload = (original.to_tuple(), kills)
         self._outbox.append(Message(deliver, self.pid, self._msg_seq, META, RETURN_JOB, payload))
-
-    def _kill_at_estimate(self, run: Run) -> None:
-        """``run`` reached its estimated end still running: killed there, for good (``kill_at_estimate``)."""
-        self.execution.arrived(self)  # progress up to now (time sharing may finish it here)
-        job = run.job
-        if self.state.running.get(job.id) is not run:
-            return
-        if run.end == math.inf and job.runtime * job.bench - run.done <= 0.0:
-            return  # done: its model notices the completion at its next internal event
-        self._cancel_finish(run)
-        self.finish(run, KILL, ESTIMATE)  # it ends here: the meta-scheduler's accounts drop it
-        self._kills.pop(job.id, None)
-        self._originals.pop(job.id, None)
-        self._stopped([run])
 
     # -- stress: stale information and link changes (emulator/links.py) -------------------------
 
@@ -591,12 +469,12 @@ class ClusterPartition:
         self._markers -= 1
         if data is _JOBS_CHANGED:
             self._reports -= 1
-        if kind == _LINK_CHANGE:
+        if kind == LINK_CHANGE_EVENT:
             if self.reporter is not None:
                 self.reporter.link_changed(data)
             info = f"latency={data.latency:g} bandwidth={data.bandwidth:g}"
             self._rows.append((self.state.now, LINK, -1, self.index, 0, NO_CPUS, NO_CPUS, info))
-        # _REPORT_DUE only makes this a report time (see _report_due)
+        # REPORT_DUE_EVENT only makes this a report time (see _report_due)
 
     def _report_due(self) -> bool:
         """With a status period: whether now is a report time (a multiple of it); else make one pending."""
@@ -611,7 +489,7 @@ class ClusterPartition:
             self._report_at = at
             # A report of jobs' changes keeps the run alive; one of news only (failures, links) does not.
             jobs_changed = self.reporter.changes.of_jobs()
-            self._marker_at(self._report_at, _REPORT_DUE, _JOBS_CHANGED if jobs_changed else None)
+            self._marker_at(self._report_at, REPORT_DUE_EVENT, _JOBS_CHANGED if jobs_changed else None)
         return False
 
     def _report(self) -> None:
@@ -620,7 +498,7 @@ class ClusterPartition:
         reporter = self.reporter
         if not reporter.pending or (self.status_period and not self._report_due()):
             return
-        status = reporter.status(self.state, self._down is not None)
+        status = reporter.status(self.state, self.faults.down is not None)
         self._msg_seq += 1
         deliver = reporter.delivery(self.state.now)
         self._outbox.append(Message(deliver, self.pid, self._msg_seq, META, STATUS, status))
