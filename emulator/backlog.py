@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import heapq
 
-from .execution import Run
 from .model import Job
+from .runs import Run
 
 
 class Backlog:

@@ -26,7 +26,6 @@ from .event_kinds import (
     SUBMIT_EVENT,
     TICK_EVENT,
 )
-from .execution import Run
 from .failures import OUTAGE, Failures
 from .faults import Faults
 from .horizons import Timeline
@@ -52,6 +51,7 @@ from .policies.registry import PolicySpec
 from .preemption import CHECKPOINT, KEEPS_PROGRESS, KINDS, STOP, Held, Preempt, PreemptionError, resume_info
 from .reporting import Reporter
 from .resources import Pes, Plan
+from .runs import Run
 from .views import ClusterView
 
 _JOBS_CHANGED = (

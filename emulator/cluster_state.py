@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import bisect
 
-from .execution import Run
 from .model import Cluster, Job
 from .preemption import Held
 from .queue_columns import QueueColumns
 from .resources import Plan, Resources
+from .runs import Run
 
 
 class ClusterState:
     """``queue`` maps job id to job in arrival order (a requeued job goes to the end); ``running``
-    maps job id to :class:`~emulator.execution.Run` in start order; ``priority`` maps a queued job's
+    maps job id to :class:`~emulator.runs.Run` in start order; ``priority`` maps a queued job's
     id to the priority the meta-scheduler gave it (absent: 0); ``preempted`` maps a queued job that
     was preempted to what it kept (:class:`~emulator.preemption.Held`). ``now`` is the cluster's
     virtual time; ``queued_work`` the MI the queue still needs (by estimates)."""

@@ -18,12 +18,13 @@ import numpy as np
 
 from .cluster_state import ClusterState
 from .event_kinds import DOWN_EVENT, FAIL_EVENT, REPAIR_EVENT, UP_EVENT
-from .execution import ExecutionModel, Run
+from .execution import ExecutionModel
 from .failures import ESTIMATE, FAILURE, OUTAGE, RETURN, FailureProcess, Failures, Outage, lost_reason
 from .messages import DOWN, FAIL, KILL, NO_CPUS, REJECT, REPAIR, UP
 from .model import Cluster, Job
 from .preemption import CHECKPOINT, STOP
 from .reporting import Reporter
+from .runs import Run
 
 
 class FaultHost(Protocol):

@@ -16,9 +16,9 @@ import math
 
 from .backlog import Backlog
 from .cluster_state import ClusterState
-from .execution import Run
 from .messages import Status
 from .model import Job, Link
+from .runs import Run
 
 
 class Changes:

@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .execution import ExecutionModel, Host, Run
+from .execution import ExecutionModel, Host
 from .model import Cluster, Job
 from .resources import OverAllocation, Pes, Plan, Resources
+from .runs import Run
 
 
 def mi_shares(total: float, gridlets: int, pes: int) -> tuple[float, float, int]:

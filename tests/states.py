@@ -14,11 +14,11 @@ from collections.abc import Iterable
 import numpy as np
 
 from emulator.cluster_state import ClusterState
-from emulator.execution import Run
 from emulator.model import Cluster, Job, Link, Machine
 from emulator.policies import LOCAL
 from emulator.policies.local_base import LocalPolicy
 from emulator.resources import Plan
+from emulator.runs import Run
 from emulator.views import ClusterView
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from emulator.meta import MetaView
+from emulator.meta_view import MetaView
 from emulator.model import Cluster, Job, Link, Machine, Platform
 from emulator.policies import META, PolicyError
 from emulator.policies.wrand import Wrand

@@ -25,7 +25,7 @@ import emulator
 from emulator.config import ScenarioError
 from emulator.failures import FailureModel, FailureProcess, lost_reason
 from emulator.messages import Status
-from emulator.meta import MetaView
+from emulator.meta_view import MetaView
 from emulator.scenario import parse
 
 from .test_properties import SETTINGS, fits, grid_scenarios, model, shape

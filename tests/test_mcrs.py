@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from emulator.backlog import Backlog
-from emulator.execution import Run
 from emulator.model import Job
 from emulator.policies import META, PolicyError
 from emulator.policies.mcrs import Mcrs
+from emulator.runs import Run
 
 from .conftest import job, machine, run_scenario
 

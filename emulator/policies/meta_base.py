@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..messages import Status
+from ..meta_view import MetaView
 from ..model import Job
-
-if TYPE_CHECKING:
-    from ..meta import MetaView
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from emulator.meta import MetaView
+from emulator.meta_view import MetaView
 from emulator.model import Job
 from emulator.policies.meta_base import Choice, Dispatch, MetaPolicy, no_cluster
 
