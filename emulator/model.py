@@ -14,6 +14,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from .spec import PolicySpec
+
 SINGLE = "single"
 SPREAD = "spread"
 PLACEMENTS = (SINGLE, SPREAD)
@@ -224,17 +226,22 @@ class Cluster:
     """A cluster (GridSim: GridResource): machines, a license pool, a local policy, a link.
 
     ``license_per_machine``: count one license copy per machine using it (CS 2.0),
-    instead of one per job.
+    instead of one per job. ``policy`` is the parsed spec the scenario read, which the partition
+    builds its policy from and the metrics take CP weights from (a string given in code is parsed
+    here, once).
     """
 
     name: str
     machines: tuple[Machine, ...]
     link: Link
     licenses: dict[str, int] = field(default_factory=dict)
-    policy: str = "fcfs"
+    policy: PolicySpec = field(default_factory=lambda: PolicySpec("fcfs"))
     license_per_machine: bool = False
     link_changes: tuple[tuple[float, Link], ...] = ()
     """Stress tests: ``(time, Link)`` in time order, each the link from its time on (``link`` before)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "policy", PolicySpec.of(self.policy))
 
     @cached_property
     def cpus(self) -> int:

@@ -58,7 +58,6 @@ class Scenario:
     seed: int
     platform: Platform
     meta: PolicySpec
-    local: list[PolicySpec]
     jobs: list[Job]
     direct_link: Link | None
     direct: bool
@@ -77,6 +76,11 @@ class Scenario:
     """Per cluster: whether the scenario gave it a policy (or params) of its own, not ``[local]``'s."""
     notes: list[str] = field(default_factory=list)
     """Defaults worth a word to the user (the CLI prints them): e.g. the rules a trace was read by."""
+
+    @property
+    def local(self) -> list[PolicySpec]:
+        """Each cluster's local policy spec: the one its :class:`Cluster` carries, never a copy."""
+        return [cluster.policy for cluster in self.platform.clusters]
 
     def seed_sequence(self, stream: int) -> np.random.SeedSequence:
         """The random stream of a partition (its id) or of the workload generator."""
@@ -247,10 +251,10 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
     meta = _policy(top.table("meta", {}), META, "least-load")
     local_default = _policy(top.table("local", {}), LOCAL, "fcfs")
     own_failures: list[Table | None] = []
-    clusters, local, own = _clusters(_cluster_tables(top, seed, base), local_default, own_failures)
+    clusters, own = _clusters(_cluster_tables(top, seed, base), local_default, own_failures)
     stress = top.table("stress", {})  # every perturbation reads its keys from this one table (docs/stress.md)
     clusters, status_period = links.read(stress, clusters)  # link degradation, stale information
-    executions = [LOCAL.create(spec).execution for spec in local]
+    executions = [LOCAL.create(cluster.policy).execution for cluster in clusters]
     failures = failure_keys.read(stress, clusters, own_failures, base, executions)  # failures, outages
     platform = Platform(tuple(clusters))
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(WORKLOAD_STREAM,)))
@@ -269,7 +273,6 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
         seed,
         platform,
         meta,
-        local,
         jobs,
         direct_link,
         direct,
@@ -326,8 +329,9 @@ def _policy(table: Table, registry, default: str | PolicySpec) -> PolicySpec:
 
 def _clusters(
     tables: list[Table], default_policy: PolicySpec, failures: list[Table | None] | None = None
-) -> tuple[list[Cluster], list[PolicySpec], list[bool]]:
-    """The ``[[clusters]]``, their policies, and whether each set its own (else ``default_policy``).
+) -> tuple[list[Cluster], list[bool]]:
+    """The ``[[clusters]]`` (each with its policy spec), and whether each set its own policy (else
+    ``default_policy``).
 
     A cluster that sets neither ``policy`` nor ``params`` runs ``[local]``'s policy,
     and its record in ``scenario.toml`` leaves both out (``[local]`` holds them), so
@@ -339,7 +343,7 @@ def _clusters(
         raise ScenarioError(
             f"{(tables and tables[0].source) or 'scenario'}: at least one [[clusters]] is needed"
         )
-    clusters, specs, own, names = [], [], [], set()
+    clusters, own, names = [], [], set()
     for t in tables:
         name = t.get(
             "name",
@@ -378,11 +382,8 @@ def _clusters(
             raise t.fail("machines", [], "at least one [[clusters.machines]] table")
         failures.append(t.table("failures") if t.has("failures") else None)  # read by emulator.failures
         t.done()
-        clusters.append(
-            Cluster(name, tuple(machines), Link(latency, bandwidth), pool, str(spec), per_machine)
-        )
-        specs.append(spec)
-    return clusters, specs, own
+        clusters.append(Cluster(name, tuple(machines), Link(latency, bandwidth), pool, spec, per_machine))
+    return clusters, own
 
 
 class _PolicyTable(Table):
@@ -515,5 +516,5 @@ def build_platform(raw: dict, source: str, base: Path = Path(".")) -> Platform:
     top = Table(raw, source)
     seed = top.number("seed", 1, low=0, integer=True)
     default_spec = _policy(top.table("local", {}), LOCAL, "fcfs")
-    clusters, _, _ = _clusters(_cluster_tables(top, seed, base), default_spec)
+    clusters, _ = _clusters(_cluster_tables(top, seed, base), default_spec)
     return Platform(tuple(clusters))
