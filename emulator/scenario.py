@@ -42,7 +42,9 @@ WORKLOAD_STREAM = 1 << 30
 PLATFORM_STREAM = WORKLOAD_STREAM + 1
 """Spawn key of the platform generator's random stream."""
 
-SOURCES = ("synthetic", "swf", "gridlets", "gwf", "alea", "arrow", "two-level", "cs2", "mcrs", "muscle")
+GRIDLETS = "gridlets"
+"""The ``[workload]`` source the scenario reads itself: an explicit ``[[workload.gridlets]]`` list.
+The others are the trace formats (:mod:`workloads.formats`) and the generators."""
 
 TRACE_RULES = "pwa"
 """The rules an SWF trace is read by when ``[workload]`` names none: the archive's, as ``gridemu run
@@ -408,11 +410,13 @@ def _workload(
     t: Table, platform: Platform, rng: np.random.Generator, base: Path, stress, seed: int, notes: list[str]
 ):
     """The jobs of ``[workload]``, with the ``[stress]`` workload perturbations (``workloads.perturb``)."""
+    from workloads import formats
     from workloads.perturb import apply as perturb
     from workloads.table import from_jobs, to_jobs
 
-    source = t.choice("source", SOURCES)
-    if source == "swf" and not t.has("rules"):  # one set of trace defaults: a file reads as `run --swf`
+    source = t.choice("source", _workload_sources())
+    fmt = formats.find(source)  # None: the gridlets or a generator
+    if fmt and fmt.rules not in (None, TRACE_RULES) and not t.has("rules"):  # a file reads as `run --swf`
         t.data = {**t.data, "rules": TRACE_RULES}  # a copy: the caller's document stays as written
         notes.append(
             f"{t.source}: [{t.path}] names no rules: the trace is read by the archive's (rules = "
@@ -431,7 +435,7 @@ def _workload(
     link.done()
     skipped: list[str] = []
     extra = None
-    if source == "gridlets":
+    if source == GRIDLETS:
         jobs = [_gridlet(g) for g in t.tables("gridlets")]
         if site:
             jobs = [j if j.site else j.replace(site=site) for j in jobs]
@@ -442,7 +446,7 @@ def _workload(
         from workloads.table import trace_columns
 
         table, skipped = workload_table(t, source, platform, rng, base, site)
-        if site and source not in ("swf", "gwf", "alea"):  # trace readers name every job's site themselves
+        if site and not (fmt and fmt.names_sites):  # those readers name every job's site themselves
             sites = table.column("site")
             filled = pc.if_else(pc.equal(sites, ""), site, sites)
             table = table.set_column(table.column_names.index("site"), "site", filled)
@@ -454,6 +458,17 @@ def _workload(
     _check_unique(jobs, t)
     _check_times(jobs, t)
     return jobs, direct_link, direct, skipped, extra
+
+
+def _workload_sources() -> tuple[str, ...]:
+    """Every ``[workload]`` source, listed as errors always listed them: the synthetic generator, SWF,
+    the gridlets, then the other trace formats and the papers' generators."""
+    from workloads.generators import WORKLOADS
+    from workloads.sources import TRACE_SOURCES
+
+    synthetic, *papers = WORKLOADS
+    swf, *traces = TRACE_SOURCES
+    return (synthetic, swf, GRIDLETS, *traces, *papers)
 
 
 def _gridlet(g: Table) -> Job:
