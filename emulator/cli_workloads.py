@@ -112,7 +112,7 @@ def add_replay(sub) -> None:
 
 def _replay(args: argparse.Namespace) -> int:
     from .cli import run_scenario
-    from workloads.replay import replay_scenario
+    from .replay import replay_scenario
 
     return run_scenario(args, replay_scenario(args.run, args.scenario, args.overrides, args.seed))
 
