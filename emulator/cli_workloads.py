@@ -111,9 +111,8 @@ def add_replay(sub) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from workloads.replay import replay_scenario
-
     from .cli import run_scenario
+    from .replay import replay_scenario
 
     return run_scenario(args, replay_scenario(args.run, args.scenario, args.overrides, args.seed))
 
@@ -122,6 +121,8 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def add_convert(sub) -> None:
+    from workloads import formats
+
     convert = sub.add_parser(
         "convert",
         help="convert a job stream between SWF, GWF and the Arrow jobs table; out to Parquet or Batsim CSV",
@@ -132,8 +133,8 @@ def add_convert(sub) -> None:
     )
     convert.add_argument("source", metavar="IN")
     convert.add_argument("target", metavar="OUT")
-    convert.add_argument("--from", dest="source_format", choices=["swf", "gwf", "alea", "arrow"])
-    convert.add_argument("--to", dest="target_format", choices=["swf", "gwf", "arrow", "parquet", "batsim"])
+    convert.add_argument("--from", dest="source_format", choices=formats.names("read"))
+    convert.add_argument("--to", dest="target_format", choices=formats.names("write"))
     convert.add_argument("--rules", choices=["pwa", "gridsim"], help="SWF/Alea rules (default pwa)")
     convert.add_argument("--sites", help="sites field: SWF partition|queue, GWF origin|last-run|none")
     convert.add_argument("--limit", type=int, metavar="N", help="the first N jobs (of the window)")
@@ -156,9 +157,10 @@ def add_convert(sub) -> None:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from workloads.convert import convert, detect
+    from workloads import formats
+    from workloads.convert import convert
 
-    fmt = args.source_format or _detect(detect, args.source)
+    fmt = args.source_format or _detect(formats.detect, args.source)
     options = {
         key: value
         for key, value in {
@@ -173,7 +175,7 @@ def _convert(args: argparse.Namespace) -> int:
         }.items()
         if value is not None
     }
-    if fmt in ("swf", "alea"):
+    if formats.FORMATS[fmt].rules:
         options["rules"] = args.rules or "pwa"
     elif args.rules:
         raise ScenarioError(f"convert: --rules applies to SWF and Alea input, not {fmt}")
@@ -207,7 +209,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 def _detect(detect, path: str) -> str:
     try:
-        return detect(path)
+        return detect(path).name
     except ValueError as err:
         raise ScenarioError(f"convert: {err}; use --from/--to") from None
 

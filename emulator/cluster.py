@@ -47,7 +47,6 @@ from .messages import (
 from .messages import RETURN as RETURN_ROW
 from .model import Cluster, Job, Link, LinkClock
 from .policies import LOCAL
-from .policies.registry import PolicySpec
 from .preemption import CHECKPOINT, KEEPS_PROGRESS, KINDS, STOP, Held, Preempt, PreemptionError, resume_info
 from .reporting import Reporter
 from .resources import Pes, Plan
@@ -66,7 +65,6 @@ class ClusterPartition:
         self,
         pid: int,
         cluster: Cluster,
-        policy: PolicySpec,
         seed_seq: np.random.SeedSequence,
         direct: list[Job] = (),
         direct_link: LinkClock | None = None,
@@ -78,7 +76,7 @@ class ClusterPartition:
         self.index = pid - 1
         self.cluster = cluster
         self.rng = np.random.default_rng(seed_seq)
-        self.policy = LOCAL.create(policy, rng=self.rng, cluster=cluster)
+        self.policy = LOCAL.create(cluster.policy, rng=self.rng, cluster=cluster)
         self.execution = self.policy.execution()
         self.state = ClusterState(cluster, self.policy.resources_class(cluster))
         self.period = self.policy.period  # > 0: the policy plans at multiples of it only

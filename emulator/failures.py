@@ -205,7 +205,7 @@ def read(
             key = f"clusters[{i}].failures" if own_table else f"stress.{where}"
             raise ScenarioError(
                 f"{stress.source}: key '{key}': cluster {cluster.name} runs local policy "
-                f"{cluster.policy!r}, whose execution model ({executions[i].__name__}) cannot stop a "
+                f"'{cluster.policy}', whose execution model ({executions[i].__name__}) cannot stop a "
                 "running job, so its machines cannot fail nor the cluster go down; expected a policy "
                 "that can (every one but GridSim's parallel package: gridsim-easy, gridsim-conservative)"
             )

@@ -21,7 +21,6 @@ import pyarrow.compute as pc
 
 from .failures import ESTIMATE, LOST
 from .model import Cluster, Platform
-from .policies.registry import PolicySpec
 
 BOUND = 10.0
 """Bounded slowdown's runtime floor (s): the field's usual value, so tiny jobs don't dominate."""
@@ -180,7 +179,7 @@ def cluster_cp(metrics: dict, cluster: Cluster) -> float | None:
     makespan = metrics["makespan"]
     if makespan is None:
         return None
-    params = PolicySpec.parse(cluster.policy).params
+    params = cluster.policy.params
     w_makespan, w_idle, w_over = (float(params.get(k, v)) for k, v in CP_WEIGHTS.items())
     if params.get("pairing") == "text":  # Sec. 5: (W_o, W_m, W_i) for over-deadline, makespan, idle
         w_makespan, w_idle = w_idle, w_makespan

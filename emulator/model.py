@@ -9,10 +9,16 @@ in fact (traces record both, and they differ).
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
+
+import pyarrow as pa
+
+from .spec import PolicySpec
 
 SINGLE = "single"
 SPREAD = "spread"
@@ -224,17 +230,22 @@ class Cluster:
     """A cluster (GridSim: GridResource): machines, a license pool, a local policy, a link.
 
     ``license_per_machine``: count one license copy per machine using it (CS 2.0),
-    instead of one per job.
+    instead of one per job. ``policy`` is the parsed spec the scenario read, which the partition
+    builds its policy from and the metrics take CP weights from (a string given in code is parsed
+    here, once).
     """
 
     name: str
     machines: tuple[Machine, ...]
     link: Link
     licenses: dict[str, int] = field(default_factory=dict)
-    policy: str = "fcfs"
+    policy: PolicySpec = field(default_factory=lambda: PolicySpec("fcfs"))
     license_per_machine: bool = False
     link_changes: tuple[tuple[float, Link], ...] = ()
     """Stress tests: ``(time, Link)`` in time order, each the link from its time on (``link`` before)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "policy", PolicySpec.of(self.policy))
 
     @cached_property
     def cpus(self) -> int:
@@ -306,3 +317,50 @@ class Platform:
             if cluster.name == name:
                 return i
         raise KeyError(name)
+
+
+JOB_INPUTS = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("submit", pa.float64()),
+        ("cpus", pa.int32()),
+        ("estimate", pa.float64()),
+        ("runtime", pa.float64()),
+        ("bench", pa.float64()),
+        ("licenses", pa.list_(pa.string())),
+        ("deadline", pa.float64()),
+        ("in_bytes", pa.float64()),
+        ("out_bytes", pa.float64()),
+        ("user", pa.int64()),
+        ("user_class", pa.string()),
+        ("checkpointable", pa.bool_()),
+        ("site", pa.string()),
+        ("placement", pa.string()),
+    ]
+)
+"""A :class:`Job`'s attributes as Arrow columns: the inputs of ``jobs.arrow`` and of every jobs table a
+workload source builds (here, with the model, so that sources need not import the trace writer)."""
+
+
+PLATFORM_KEY = b"gridemu_platform"
+"""``jobs.arrow``'s schema metadata: the clusters in the scenario's order, each with its machines' CPUs
+(JSON ``[[name, [[count, cpus], ...]], ...]``, runs of equal machines), so exports can number a job's
+cluster (SWF field 16) and its CPUs (Batsim's resources) from the jobs table alone."""
+
+
+def platform_metadata(platform: Platform) -> bytes:
+    """:data:`PLATFORM_KEY`'s value for ``platform``."""
+    clusters = [
+        [c.name, [[len(list(run)), cpus] for cpus, run in itertools.groupby(m.cpus for m in c.machines)]]
+        for c in platform.clusters
+    ]
+    return json.dumps(clusters).encode()
+
+
+def platform_of(table: pa.Table) -> list[tuple[str, list[int]]] | None:
+    """The clusters a run's jobs table was emulated on, each with every machine's CPUs; None when the
+    table does not say (a trace, or a run from before gridemu recorded it)."""
+    raw = (table.schema.metadata or {}).get(PLATFORM_KEY)
+    if raw is None:
+        return None
+    return [(name, [cpus for count, cpus in runs for _ in range(count)]) for name, runs in json.loads(raw)]

@@ -74,7 +74,6 @@ def build_partitions(scenario: Scenario, pids: Iterable[int] | None = None) -> l
             ClusterPartition(
                 i + 1,
                 cluster,
-                scenario.local[i],
                 scenario.seed_sequence(i + 1),
                 direct[i],
                 link,

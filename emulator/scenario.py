@@ -43,7 +43,9 @@ WORKLOAD_STREAM = 1 << 30
 PLATFORM_STREAM = WORKLOAD_STREAM + 1
 """Spawn key of the platform generator's random stream."""
 
-SOURCES = ("synthetic", "swf", "gridlets", "gwf", "alea", "arrow", "two-level", "cs2", "mcrs", "muscle")
+GRIDLETS = "gridlets"
+"""The ``[workload]`` source the scenario reads itself: an explicit ``[[workload.gridlets]]`` list.
+The others are the trace formats (:mod:`workloads.formats`) and the generators."""
 
 TRACE_RULES = "pwa"
 """The rules an SWF trace is read by when ``[workload]`` names none: the archive's, as ``gridemu run
@@ -59,7 +61,6 @@ class Scenario:
     seed: int
     platform: Platform
     meta: PolicySpec
-    local: list[PolicySpec]
     jobs: list[Job]
     direct_link: Link | None
     direct: bool
@@ -80,6 +81,11 @@ class Scenario:
     """Defaults worth a word to the user (the CLI prints them): e.g. the rules a trace was read by."""
     metrics: MetricOptions = field(default_factory=MetricOptions)
     """``[metrics]``: the bounded-slowdown threshold, warm-up and cool-down trimming."""
+
+    @property
+    def local(self) -> list[PolicySpec]:
+        """Each cluster's local policy spec: the one its :class:`Cluster` carries, never a copy."""
+        return [cluster.policy for cluster in self.platform.clusters]
 
     def seed_sequence(self, stream: int) -> np.random.SeedSequence:
         """The random stream of a partition (its id) or of the workload generator."""
@@ -250,10 +256,10 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
     meta = _policy(top.table("meta", {}), META, "least-load")
     local_default = _policy(top.table("local", {}), LOCAL, "fcfs")
     own_failures: list[Table | None] = []
-    clusters, local, own = _clusters(_cluster_tables(top, seed, base), local_default, own_failures)
+    clusters, own = _clusters(_cluster_tables(top, seed, base), local_default, own_failures)
     stress = top.table("stress", {})  # every perturbation reads its keys from this one table (docs/stress.md)
     clusters, status_period = links.read(stress, clusters)  # link degradation, stale information
-    executions = [LOCAL.create(spec).execution for spec in local]
+    executions = [LOCAL.create(cluster.policy).execution for cluster in clusters]
     failures = failure_keys.read(stress, clusters, own_failures, base, executions)  # failures, outages
     platform = Platform(tuple(clusters))
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(WORKLOAD_STREAM,)))
@@ -273,7 +279,6 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
         seed,
         platform,
         meta,
-        local,
         jobs,
         direct_link,
         direct,
@@ -343,8 +348,9 @@ def _policy(table: Table, registry, default: str | PolicySpec) -> PolicySpec:
 
 def _clusters(
     tables: list[Table], default_policy: PolicySpec, failures: list[Table | None] | None = None
-) -> tuple[list[Cluster], list[PolicySpec], list[bool]]:
-    """The ``[[clusters]]``, their policies, and whether each set its own (else ``default_policy``).
+) -> tuple[list[Cluster], list[bool]]:
+    """The ``[[clusters]]`` (each with its policy spec), and whether each set its own policy (else
+    ``default_policy``).
 
     A cluster that sets neither ``policy`` nor ``params`` runs ``[local]``'s policy,
     and its record in ``scenario.toml`` leaves both out (``[local]`` holds them), so
@@ -356,7 +362,7 @@ def _clusters(
         raise ScenarioError(
             f"{(tables and tables[0].source) or 'scenario'}: at least one [[clusters]] is needed"
         )
-    clusters, specs, own, names = [], [], [], set()
+    clusters, own, names = [], [], set()
     for t in tables:
         name = t.get(
             "name",
@@ -395,11 +401,8 @@ def _clusters(
             raise t.fail("machines", [], "at least one [[clusters.machines]] table")
         failures.append(t.table("failures") if t.has("failures") else None)  # read by emulator.failures
         t.done()
-        clusters.append(
-            Cluster(name, tuple(machines), Link(latency, bandwidth), pool, str(spec), per_machine)
-        )
-        specs.append(spec)
-    return clusters, specs, own
+        clusters.append(Cluster(name, tuple(machines), Link(latency, bandwidth), pool, spec, per_machine))
+    return clusters, own
 
 
 class _PolicyTable(Table):
@@ -424,11 +427,13 @@ def _workload(
     t: Table, platform: Platform, rng: np.random.Generator, base: Path, stress, seed: int, notes: list[str]
 ):
     """The jobs of ``[workload]``, with the ``[stress]`` workload perturbations (``workloads.perturb``)."""
+    from workloads import formats
     from workloads.perturb import apply as perturb
     from workloads.table import from_jobs, to_jobs
 
-    source = t.choice("source", SOURCES)
-    if source == "swf" and not t.has("rules"):  # one set of trace defaults: a file reads as `run --swf`
+    source = t.choice("source", _workload_sources())
+    fmt = formats.find(source)  # None: the gridlets or a generator
+    if fmt and fmt.rules not in (None, TRACE_RULES) and not t.has("rules"):  # a file reads as `run --swf`
         t.data = {**t.data, "rules": TRACE_RULES}  # a copy: the caller's document stays as written
         notes.append(
             f"{t.source}: [{t.path}] names no rules: the trace is read by the archive's (rules = "
@@ -447,7 +452,7 @@ def _workload(
     link.done()
     skipped: list[str] = []
     extra = None
-    if source == "gridlets":
+    if source == GRIDLETS:
         jobs = [_gridlet(g) for g in t.tables("gridlets")]
         if site:
             jobs = [j if j.site else j.replace(site=site) for j in jobs]
@@ -458,7 +463,7 @@ def _workload(
         from workloads.table import trace_columns
 
         table, skipped = workload_table(t, source, platform, rng, base, site, seed)
-        if site and source not in ("swf", "gwf", "alea"):  # trace readers name every job's site themselves
+        if site and not (fmt and fmt.names_sites):  # those readers name every job's site themselves
             sites = table.column("site")
             filled = pc.if_else(pc.equal(sites, ""), site, sites)
             table = table.set_column(table.column_names.index("site"), "site", filled)
@@ -470,6 +475,17 @@ def _workload(
     _check_unique(jobs, t)
     _check_times(jobs, t)
     return jobs, direct_link, direct, skipped, extra
+
+
+def _workload_sources() -> tuple[str, ...]:
+    """Every ``[workload]`` source, listed as errors always listed them: the synthetic generator, SWF,
+    the gridlets, then the other trace formats and the papers' generators."""
+    from workloads.generators import WORKLOADS
+    from workloads.sources import TRACE_SOURCES
+
+    synthetic, *papers = WORKLOADS
+    swf, *traces = TRACE_SOURCES
+    return (synthetic, swf, GRIDLETS, *traces, *papers)
 
 
 def _gridlet(g: Table) -> Job:
@@ -532,5 +548,5 @@ def build_platform(raw: dict, source: str, base: Path = Path(".")) -> Platform:
     top = Table(raw, source)
     seed = top.number("seed", 1, low=0, integer=True)
     default_spec = _policy(top.table("local", {}), LOCAL, "fcfs")
-    clusters, _, _ = _clusters(_cluster_tables(top, seed, base), default_spec)
+    clusters, _ = _clusters(_cluster_tables(top, seed, base), default_spec)
     return Platform(tuple(clusters))

@@ -10,8 +10,6 @@ Python error the ``.part`` file is closed and readable up to the last batch).
 
 from __future__ import annotations
 
-import itertools
-import json
 import math
 import os
 from collections.abc import Callable
@@ -26,7 +24,7 @@ from . import rundir
 from .failures import ESTIMATE
 from .merge import RowMerger
 from .messages import ARRIVE, DISPATCHED, EVENT_KINDS, FINISH, KILL, PREEMPT, REJECT, RESUME, START
-from .model import Job, Platform
+from .model import JOB_INPUTS, PLATFORM_KEY, Job, Platform, platform_metadata
 from .preemption import STOP, parse_resume
 from .rundir import WRITE_OPTIONS
 
@@ -44,50 +42,6 @@ EVENT_SCHEMA = pa.schema(
     ]
 )
 _KINDS = pa.array(EVENT_KINDS, pa.string())
-
-JOB_INPUTS = pa.schema(
-    [
-        ("id", pa.int64()),
-        ("submit", pa.float64()),
-        ("cpus", pa.int32()),
-        ("estimate", pa.float64()),
-        ("runtime", pa.float64()),
-        ("bench", pa.float64()),
-        ("licenses", pa.list_(pa.string())),
-        ("deadline", pa.float64()),
-        ("in_bytes", pa.float64()),
-        ("out_bytes", pa.float64()),
-        ("user", pa.int64()),
-        ("user_class", pa.string()),
-        ("checkpointable", pa.bool_()),
-        ("site", pa.string()),
-        ("placement", pa.string()),
-    ]
-)
-
-
-PLATFORM_KEY = b"gridemu_platform"
-"""``jobs.arrow``'s schema metadata: the clusters in the scenario's order, each with its machines' CPUs
-(JSON ``[[name, [[count, cpus], ...]], ...]``, runs of equal machines), so exports can number a job's
-cluster (SWF field 16) and its CPUs (Batsim's resources) from the jobs table alone."""
-
-
-def platform_metadata(platform: Platform) -> bytes:
-    """:data:`PLATFORM_KEY`'s value for ``platform``."""
-    clusters = [
-        [c.name, [[len(list(run)), cpus] for cpus, run in itertools.groupby(m.cpus for m in c.machines)]]
-        for c in platform.clusters
-    ]
-    return json.dumps(clusters).encode()
-
-
-def platform_of(table: pa.Table) -> list[tuple[str, list[int]]] | None:
-    """The clusters a run's jobs table was emulated on, each with every machine's CPUs; None when the
-    table does not say (a trace, or a run from before gridemu recorded it)."""
-    raw = (table.schema.metadata or {}).get(PLATFORM_KEY)
-    if raw is None:
-        return None
-    return [(name, [cpus for count, cpus in runs for _ in range(count)]) for name, runs in json.loads(raw)]
 
 
 class PartFile:

@@ -16,9 +16,9 @@ from emulator.cli_workloads import trace_scenario
 from emulator.config import ScenarioError
 from emulator.policies import LOCAL, META, PolicySpec
 from emulator.policies.registry import Registry
+from emulator.replay import replay_scenario
 from emulator.scenario import load, load_raw
 from emulator.sweep import parse_vary, points
-from workloads.replay import replay_scenario
 
 
 def small_trace(tmp_path: Path) -> Path:

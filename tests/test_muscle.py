@@ -233,7 +233,7 @@ def test_the_platform_gives_each_cluster_its_own_titan_weights():
 
     weights = '["titan[w_over=12.0]", "titan[w_over=8.0]", "titan", "titan[w_over=1.0]"]'
     loaded = load(presets.path("muscle"), ["workload.jobs=10", f"platform.policies={weights}"])
-    assert [c.policy for c in loaded.platform.clusters] == json.loads(weights)
+    assert [str(c.policy) for c in loaded.platform.clusters] == json.loads(weights)
     assert [str(spec) for spec in loaded.local] == json.loads(weights)
     with pytest.raises(ScenarioError, match="one entry per cluster"):
         load(presets.path("muscle"), ["workload.jobs=10", 'platform.policies=["titan"]'])

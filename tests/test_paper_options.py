@@ -14,7 +14,7 @@ import pytest
 from emulator.genetic import Waiting, Weights, cost
 from emulator.metrics import cluster_cp
 from emulator.model import Job
-from emulator.policies import LOCAL, META, PolicyError
+from emulator.policies import LOCAL, META, PolicyError, PolicySpec
 from emulator.policies.mcrs import Mcrs
 from emulator.policies.meta_base import Dispatch, Reject
 from emulator.policies.titan import cp_weights
@@ -58,13 +58,15 @@ def test_cp_pairing_in_titans_cost():
 def test_cp_pairing_in_the_runs_metrics():
     # A 4-CPU cluster: makespan 10, utilization 50% (idle 4 x 10 x 0.5 = 20), over-deadline 2.
     metrics = {"makespan": 10.0, "utilization": 0.5, "over_deadline": 2.0}
-    eq1 = cluster_cp(metrics, SimpleNamespace(cpus=4, policy="titan"))
-    text = cluster_cp(metrics, SimpleNamespace(cpus=4, policy="titan[pairing=text]"))
+    eq1 = cluster_cp(metrics, SimpleNamespace(cpus=4, policy=PolicySpec.parse("titan")))
+    text = cluster_cp(metrics, SimpleNamespace(cpus=4, policy=PolicySpec.parse("titan[pairing=text]")))
     assert eq1 == (1 * 10 + 3 * 20 + 4 * 2) / 8 == 9.75
     assert text == (3 * 10 + 1 * 20 + 4 * 2) / 8 == 7.25
     # Fig. 6's (12, 3, 1): eq. 1 (10 + 60 + 24) / 16; Sec. 5 (30 + 20 + 24) / 16
-    assert cluster_cp(metrics, SimpleNamespace(cpus=4, policy="titan[w_over=12.0]")) == 94 / 16
-    fig6_text = SimpleNamespace(cpus=4, policy="titan[pairing=text,w_over=12.0]")
+    assert (
+        cluster_cp(metrics, SimpleNamespace(cpus=4, policy=PolicySpec.parse("titan[w_over=12.0]"))) == 94 / 16
+    )
+    fig6_text = SimpleNamespace(cpus=4, policy=PolicySpec.parse("titan[pairing=text,w_over=12.0]"))
     assert cluster_cp(metrics, fig6_text) == 74 / 16
 
 

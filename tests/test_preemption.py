@@ -25,7 +25,6 @@ from emulator.messages import DISPATCH, META, Message
 from emulator.metrics import summarize
 from emulator.model import Cluster, Job, Link, Machine
 from emulator.policies.local_base import LocalPolicy
-from emulator.policies.registry import PolicySpec
 from emulator.preemption import CHECKPOINT, STOP, SUSPEND, Preempt, PreemptionError, parse_resume, resume_info
 from emulator.scenario import parse
 
@@ -304,7 +303,7 @@ def test_a_preempted_job_keeps_the_priority_the_meta_scheduler_gave_it():
     # J1 arrives dispatched with priority 7 (as two-level or MUSCLE send it) and starts at 0; J2's
     # arrival at 3 is the event at which J1 is preempted for J2: back in the queue it is still priority 7.
     cluster = Cluster("c", (Machine(2, 1.0),), Link(1.0, math.inf))
-    part = ClusterPartition(1, cluster, PolicySpec.parse("fcfs"), np.random.SeedSequence(1))
+    part = ClusterPartition(1, cluster, np.random.SeedSequence(1))
     part.policy = Scripted({0.0: [("start", 1, 0)], 3.0: [Preempt(1, STOP), ("start", 2, 0)]})
 
     def dispatched(jid: int, time: float, priority: float) -> Message:

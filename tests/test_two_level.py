@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from emulator.model import Job
-from emulator.policies import PolicyError
+from emulator.policies import META, PolicyError
 from emulator.policies.two_level import (
     TwoLevel,
     deadline_part,
@@ -119,8 +119,8 @@ def test_priority_combines_the_parts(params, user_class, licenses, priority):
 def test_bad_parameters_are_refused():
     with pytest.raises(PolicyError, match="heuristics"):
         two_level(heuristics="deadline+speed")
-    with pytest.raises(PolicyError, match="combine"):
-        two_level(combine="max")
+    with pytest.raises(PolicyError, match="combine 'max'"):  # declared: checked as a spec is built
+        META.create("two-level[combine=max]")
 
 
 def dispatcher(load: list[list[float]], count: list[list[int]], seed: int = 1) -> TwoLevel:

@@ -8,8 +8,8 @@ import pytest
 
 from emulator import run
 from emulator.config import ScenarioError
+from emulator.replay import jobs_path, replay_scenario
 from emulator.scenario import load, parse
-from workloads.replay import jobs_path, replay_scenario
 
 FILES = ("events.arrow", "jobs.arrow")
 

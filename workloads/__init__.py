@@ -16,7 +16,6 @@ from .convert import convert, read_any
 from .export import write_gwf, write_swf
 from .gwf import read_gwf
 from .parquet import write_parquet
-from .replay import replay_scenario
 from .swf import SwfTrace, read_swf
 from .table import job_table, read_arrow, to_jobs, write_arrow
 
@@ -32,7 +31,6 @@ __all__ = [
     "read_gwf",
     "read_machines",
     "read_swf",
-    "replay_scenario",
     "to_jobs",
     "write_arrow",
     "write_batsim",

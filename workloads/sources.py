@@ -28,13 +28,13 @@ import pyarrow as pa
 from emulator.config import ScenarioError, Table
 from emulator.model import PLACEMENTS, Platform
 
-from . import resample, transform
+from . import formats, resample, transform
 from .generators import PLATFORMS, WORKLOADS
 
 __all__ = ["PLATFORM_SOURCES", "TRACE_SOURCES", "platform_clusters", "workload_table"]
 
-TRACE_SOURCES = ("swf", "gwf", "alea", "arrow")
-PLATFORM_SOURCES = ("swf", "gwf", "alea", *PLATFORMS)
+TRACE_SOURCES = formats.names("workload")
+PLATFORM_SOURCES = (*formats.names("platform"), *PLATFORMS)
 
 
 MAX_COUNT = 10**7
@@ -61,14 +61,11 @@ def workload_table(
     options = _selection(t)
     replicate = _resample(t)
     try:
-        if source == "arrow":
-            table, skipped = _arrow(t, path, options), []
-        else:
-            trace = _trace(t, source, path, platform, site, options)
-            table, skipped = trace.table, [f"{path.name}, line {s.line}: {s.reason}" for s in trace.skipped]
+        trace = formats.get(source, "workload").workload(t, path, platform, site, options)
     except (OSError, ValueError) as err:  # TraceError is a ValueError
         raise ScenarioError(f"{t.source}: key '{t.key('path')}': {err}") from None
-    return resample.apply(table, replicate, seed, rng), skipped
+    skipped = [f"{path.name}, line {s.line}: {s.reason}" for s in trace.skipped]
+    return resample.apply(trace.table, replicate, seed, rng), skipped
 
 
 def _resample(t: Table) -> resample.Resample:
@@ -99,69 +96,11 @@ def _selection(t: Table) -> dict[str, Any]:
     return options
 
 
-def _trace(t: Table, source: str, path: Path, platform: Platform, site: str, options: dict):
-    from .alea import ALEA_PLACEMENTS, ALEA_SITES, read_alea
-    from .gwf import GWF_SITES, read_gwf
-    from .swf import RULES, SITES, read_swf
-
-    options |= {
-        "rating": t.number("rating", 1.0, low=0.0, strict_low=True),
-        "strict": t.get("strict", bool, False),
-        "cancelled": t.choice("cancelled", transform.KEEP_DROP, "keep"),
-        "failed": t.choice("failed", transform.KEEP_DROP, "keep"),
-    }
-    if source == "swf":
-        options |= {
-            "rules": t.choice("rules", RULES, "gridsim"),
-            "placement": t.choice("placement", PLACEMENTS, "spread"),
-            "sites": t.choice("sites", SITES, "none"),
-            "runtime_field": t.get(
-                "runtime_field",
-                int,
-                9,
-                check=lambda v: v in (4, 9),
-                expected="4 or 9 (gridsim rules' run time field)",
-            ),
-        }
-        return read_swf(path, site=site, **options)
-    if source == "gwf":
-        options |= {"placement": t.choice("placement", PLACEMENTS, "spread")}
-        sites = t.choice("sites", tuple(GWF_SITES), "none" if site else "origin")
-        return read_gwf(path, site=site, sites=sites, **options)
-    options |= {
-        "rules": t.choice("rules", RULES, "pwa"),
-        "placement": t.choice("placement", ALEA_PLACEMENTS, "request"),
-        "sites": t.choice("sites", ALEA_SITES, "request"),
-    }
-    trace = read_alea(path, clusters=[c.name for c in platform.clusters], **options)
-    if site:
-        trace.set_site(site)
-    return trace
-
-
-def _arrow(t: Table, path: Path, options: dict) -> pa.Table:
-    """A jobs table's inputs and trace columns (a run's outcome columns are left behind)."""
-    from .table import JOB_INPUTS, read_arrow, trace_columns
-
-    table = read_arrow(path)
-    missing = [name for name in JOB_INPUTS.names if name not in table.column_names]
-    if missing:
-        raise ValueError(f"{path} is not a jobs table: no column {', '.join(missing)}")
-    table = table.select([*JOB_INPUTS.names, *trace_columns(table)])
-    table, _ = transform.apply(table, **options)
-    return table
-
-
 # --- platforms ---------------------------------------------------------------------------------
 
 
 def platform_clusters(t: Table, base: Path, rng: np.random.Generator) -> list[dict]:
     """The ``[[clusters]]`` tables ``[platform]`` describes (a generator's, or a trace's machines)."""
-    from .alea import read_machines
-    from .columns import read_header_text
-    from .platforms import from_machines, from_sites, from_swf_header, trace_name
-    from .swf import SITES, parse_header, read_swf
-
     source = t.choice("source", PLATFORM_SOURCES)
     if source in PLATFORMS:
         generator = PLATFORMS[source]
@@ -170,27 +109,7 @@ def platform_clusters(t: Table, base: Path, rng: np.random.Generator) -> list[di
             return generator.draw(spec, rng)
         except ValueError as err:
             raise ScenarioError(f"{t.source}: [{t.path}] source {source!r}: {err}") from None
-    path = _path(t, base)
-    sites = {"swf": SITES, "gwf": ("origin", "last-run")}.get(source)
-    site_field = t.choice("sites", sites, sites[0]) if sites else "none"
-    name = t.get("name", str, trace_name(str(path))) if source == "swf" and site_field == "none" else ""
-    link = {
-        "mips": t.number("mips", 1.0, low=0.0, strict_low=True),
-        "latency": t.number("latency", 1.0, low=0.0, strict_low=True),
-        "bandwidth": t.number("bandwidth", math.inf, low=0.0, strict_low=True),
-    }
-    try:
-        if source == "alea":
-            return from_machines(read_machines(path), **link)
-        if source == "swf" and site_field == "none":
-            return from_swf_header(parse_header(read_header_text(path)), name, **link)
-        if source == "swf":
-            return from_sites(read_swf(path, rules="pwa", sites=site_field).table, **link)
-        from .gwf import read_gwf
-
-        return from_sites(read_gwf(path, sites=site_field).table, **link)
-    except (OSError, ValueError) as err:
-        raise ScenarioError(f"{t.source}: key '{t.key('path')}': {err}") from None
+    return formats.get(source, "platform").platform(t, _path(t, base))
 
 
 # --- generator parameters ----------------------------------------------------------------------

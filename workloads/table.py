@@ -1,7 +1,7 @@
 """Job streams as columns: the Arrow jobs table every source produces and every writer reads.
 
 A job stream is an Arrow table with the emulator's input columns
-(:data:`emulator.trace.JOB_INPUTS`, the attributes of :class:`emulator.model.Job`)
+(:data:`emulator.model.JOB_INPUTS`, the attributes of :class:`emulator.model.Job`)
 plus, for streams read from traces, *trace columns*: the fields of the source
 format the model does not use (an SWF log's wait time, status, queue...), kept
 so that a stream written back in its own format loses nothing. Trace columns
@@ -19,12 +19,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from os import PathLike
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
-from emulator.model import Job
-from emulator.trace import JOB_INPUTS
+from emulator.model import JOB_INPUTS, Job
+from emulator.rundir import WRITE_OPTIONS, replacing
 
 __all__ = [
     "JOB_INPUTS",
@@ -224,14 +225,12 @@ def read_arrow(path: str | PathLike[str]) -> pa.Table:
 
 
 def write_arrow(table: pa.Table, path: str | PathLike[str], batch_rows: int = 65536) -> None:
-    """Write ``table`` as an Arrow IPC file (via ``PATH.part``, renamed when complete)."""
-    from emulator.trace import PartFile
-
-    out = PartFile(path, table.schema)
-    try:
+    """Write ``table`` as an Arrow IPC file, compressed as a run's (via ``PATH.part``, renamed when
+    complete; removed on an error)."""
+    with (
+        replacing(Path(path)) as part,
+        pa.OSFile(str(part), "wb") as sink,
+        pa.ipc.new_file(sink, table.schema, options=WRITE_OPTIONS) as writer,
+    ):
         for batch in table.to_batches(max_chunksize=batch_rows):
-            out.write(batch)
-    except BaseException:
-        out.close()
-        raise
-    out.commit()
+            writer.write_batch(batch)

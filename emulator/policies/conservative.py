@@ -50,13 +50,14 @@ from ..model import Job
 from ..placement import Scratch
 from .cpu_profile import Block, CpuProfile, Demand
 from .local_base import Decision, LocalPolicy
-from .ordering import HALF_LIFE, QueueOrder
-from .registry import LOCAL, PolicyError
+from .ordering import HALF_LIFE, ORDER_CHECKS, QueueOrder
+from .params import Param
+from .registry import LOCAL
 
 ROUNDINGS = ("none", "gridsim")
 
 
-@LOCAL.register("conservative")
+@LOCAL.register("conservative", rounding=Param(choices=ROUNDINGS), **ORDER_CHECKS)
 class Conservative(LocalPolicy):
     """Conservative backfilling on estimates (see the module docstring).
 
@@ -74,8 +75,6 @@ class Conservative(LocalPolicy):
         cluster=None,
     ) -> None:
         super().__init__(rng=rng, cluster=cluster)
-        if rounding not in ROUNDINGS:
-            raise PolicyError(f"conservative: rounding {rounding!r}: expected one of {', '.join(ROUNDINGS)}")
         self.order = QueueOrder(order, half_life)
         self.rounding = rounding
         if rounding == "gridsim":

@@ -49,7 +49,6 @@ Readings where the paper is silent (each a parameter or documented here):
 
 from __future__ import annotations
 
-import math
 from operator import attrgetter
 
 import numpy as np
@@ -58,15 +57,27 @@ from ..model import SINGLE, Job
 from ..preemption import CHECKPOINT, STOP, SUSPEND, Preempt
 from . import cs2_matrix as cs
 from .local_base import Decision, LocalPolicy
-from .registry import LOCAL, PolicyError
+from .params import Param
+from .registry import LOCAL
 
 SORTS = ("quick", "counting")
 PREEMPT_KINDS = (SUSPEND, STOP)
+SECONDS = Param(low=0, finite=True)
+"""A duration parameter: seconds, 0 or more."""
 MIN_REMAINING = 1e-6
 """MI: the least remaining work a job is assumed to have (it may outrun its estimate)."""
 
 
-@LOCAL.register("cs2")
+@LOCAL.register(
+    "cs2",
+    sort=Param(choices=SORTS),
+    preempt=Param(choices=PREEMPT_KINDS),
+    classes=Param(low=2, high=1 << 16),
+    period=SECONDS,
+    suspend_overhead=SECONDS,
+    checkpoint_overhead=SECONDS,
+    stop_overhead=SECONDS,
+)
 class ConvergentScheduling(LocalPolicy):
     """CS 2.0 (see the module docstring); weights ``w_*`` are the paper's defaults."""
 
@@ -91,17 +102,7 @@ class ConvergentScheduling(LocalPolicy):
         cluster=None,
     ) -> None:
         super().__init__(rng=rng, cluster=cluster)
-        if sort not in SORTS:
-            raise PolicyError(f"cs2: sort {sort!r}: expected one of {', '.join(SORTS)}")
-        if preempt not in PREEMPT_KINDS:
-            raise PolicyError(f"cs2: preempt {preempt!r}: expected one of {', '.join(PREEMPT_KINDS)}")
-        if not 2 <= classes <= 1 << 16:
-            raise PolicyError(f"cs2: classes {classes}: expected 2..65536")
-        if not (period >= 0 and math.isfinite(period)):
-            raise PolicyError(f"cs2: period {period}: expected a number of seconds >= 0 (0: every event)")
         overheads = {SUSPEND: suspend_overhead, CHECKPOINT: checkpoint_overhead, STOP: stop_overhead}
-        if any(not (v >= 0 and math.isfinite(v)) for v in overheads.values()):
-            raise PolicyError(f"cs2: overheads must be seconds >= 0, got {overheads}")
         self.weights = cs.Weights(deadline=w_d, overhead=w_c, aging=w_aa, licenses=w_l, wait=w_wm)
         self.sort, self.classes, self.period = sort, classes, float(period)
         self.preempt, self.checkpoint, self.restart, self.overheads = preempt, checkpoint, restart, overheads

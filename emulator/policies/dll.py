@@ -19,19 +19,18 @@ import numpy as np
 
 from ..model import Job, Platform
 from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
-from .registry import META, PolicyError
+from .params import Param
+from .registry import META
 
 COUNTS = ("unfinished", "queued")
 
 
-@META.register("dll")
+@META.register("dll", count=Param(choices=COUNTS))
 class Dll(MetaPolicy):
     """Dynamic least load (see the module docstring)."""
 
     def __init__(self, *, count: str = "unfinished", rng=None, platform: Platform | None = None) -> None:
         super().__init__(rng=rng)
-        if count not in COUNTS:
-            raise PolicyError(f"dll: count {count!r}: expected one of {', '.join(COUNTS)}")
         self.count = count
         clusters = platform.clusters if platform is not None else ()
         self.cpus = np.array([c.cpus for c in clusters], dtype=float)

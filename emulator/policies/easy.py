@@ -18,11 +18,11 @@ import numpy as np
 from ..model import SINGLE, Job
 from ..placement import Reservation, Scratch, reserve, speed
 from .local_base import Decision, LocalPolicy
-from .ordering import HALF_LIFE, QueueOrder
+from .ordering import HALF_LIFE, ORDER_CHECKS, QueueOrder
 from .registry import LOCAL
 
 
-@LOCAL.register("easy")
+@LOCAL.register("easy", **ORDER_CHECKS)
 class Easy(LocalPolicy):
     """EASY backfilling (see the module docstring).
 

@@ -1,8 +1,8 @@
-"""The one error of policy names and parameters (its own module: the registry and the plug-in
-loader both raise it, and the loader sits below the registry)."""
+"""The one error of policy names and parameters (the registry and the plug-in loader both raise it;
+it is defined with the spec in :mod:`emulator.spec`, below the model, which carries parsed specs)."""
 
 from __future__ import annotations
 
+from ..spec import PolicyError
 
-class PolicyError(ValueError):
-    """A policy name or parameter that cannot be used."""
+__all__ = ["PolicyError"]

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from ..placement import Scratch
 from .local_base import Decision, LocalPolicy
-from .ordering import HALF_LIFE, QueueOrder
+from .ordering import HALF_LIFE, ORDER_CHECKS, QueueOrder
 from .registry import LOCAL
 
 
-@LOCAL.register("fcfs")
+@LOCAL.register("fcfs", **ORDER_CHECKS)
 class Fcfs(LocalPolicy):
     """Start queued jobs in queue order (``order``, arrival by default), first fit, until one does not fit."""
 

@@ -31,14 +31,15 @@ import numpy as np
 from ..placement import Scratch
 from .easy import backfill
 from .local_base import Decision, LocalPolicy
+from .params import Param
 from .queue_table import QueueTable
-from .registry import LOCAL, PolicyError
+from .registry import LOCAL
 
 PRIORITIES = ("ms", "ls")
 MACHINE_ORDERS = ("fastest", "index")
 
 
-@LOCAL.register("flexible")
+@LOCAL.register("flexible", priority=Param(choices=PRIORITIES), machine_order=Param(choices=MACHINE_ORDERS))
 class Flexible(LocalPolicy):
     """Flexible backfilling with ``priority = "ms" | "ls"`` (see the module docstring).
 
@@ -64,12 +65,6 @@ class Flexible(LocalPolicy):
         cluster=None,
     ) -> None:
         super().__init__(rng=rng, cluster=cluster)
-        if priority not in PRIORITIES:
-            raise PolicyError(f"flexible: priority {priority!r}: expected one of {', '.join(PRIORITIES)}")
-        if machine_order not in MACHINE_ORDERS:
-            raise PolicyError(
-                f"flexible: machine_order {machine_order!r}: expected one of {', '.join(MACHINE_ORDERS)}"
-            )
         self.priority = priority
         self.weights = dict(
             w_aging=w_aging,

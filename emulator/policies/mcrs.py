@@ -47,7 +47,8 @@ import numpy as np
 
 from ..model import Job, Platform
 from .meta_base import Choice, Dispatch, MetaPolicy, Reject, no_cluster
-from .registry import META, PolicyError
+from .params import Param
+from .registry import META
 
 ON_INFEASIBLE = ("least_ttr", "reject")
 POWER = ("placed", "mean")
@@ -58,7 +59,7 @@ def mean_mips(platform: Platform) -> np.ndarray:
     return np.array([sum(m.cpus * m.mips for m in c.machines) / c.cpus for c in platform.clusters])
 
 
-@META.register("mcrs")
+@META.register("mcrs", on_infeasible=Param(choices=ON_INFEASIBLE), power=Param(choices=POWER))
 class Mcrs(MetaPolicy):
     """Multi Criteria Resource Selection (see the module docstring)."""
 
@@ -71,12 +72,6 @@ class Mcrs(MetaPolicy):
         platform: Platform | None = None,
     ) -> None:
         super().__init__(rng=rng)
-        if on_infeasible not in ON_INFEASIBLE:
-            raise PolicyError(
-                f"mcrs: on_infeasible {on_infeasible!r}: expected one of {', '.join(ON_INFEASIBLE)}"
-            )
-        if power not in POWER:
-            raise PolicyError(f"mcrs: power {power!r}: expected one of {', '.join(POWER)}")
         self.on_infeasible, self.power = on_infeasible, power
         self.mips = mean_mips(platform) if platform is not None else np.zeros(0)
 

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..model import Job, Platform
 from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
-from .registry import META, PolicyError
+from .params import Param
+from .registry import META
 
 MEASURES = ("per-cpu", "total")
 
@@ -44,7 +45,7 @@ def per_waiting_job(score: np.ndarray, view) -> np.ndarray:
     return score / (1.0 + view.queued)
 
 
-@META.register("most-power")
+@META.register("most-power", measure=Param(choices=MEASURES))
 class MostPower(MetaPolicy):
     """PARS (see the module docstring)."""
 
@@ -52,8 +53,6 @@ class MostPower(MetaPolicy):
         self, *, measure: str = "per-cpu", load: bool = False, rng=None, platform: Platform | None = None
     ) -> None:
         super().__init__(rng=rng)
-        if measure not in MEASURES:
-            raise PolicyError(f"most-power: measure {measure!r}: expected one of {', '.join(MEASURES)}")
         self.measure, self.load = measure, load
         self.total = total_power(platform) if platform is not None else np.zeros(0)
 

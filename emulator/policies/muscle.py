@@ -50,7 +50,8 @@ import numpy as np
 from ..composition import CompositionTable
 from ..model import Job, Platform
 from .meta_base import HOLD, Choice, Dispatch, MetaPolicy, no_cluster
-from .registry import META, PolicyError
+from .params import Param
+from .registry import META
 
 
 class Placed(NamedTuple):
@@ -130,7 +131,7 @@ def _least_e(load: np.ndarray, cpus: np.ndarray, open_: np.ndarray, rng: np.rand
     return int(candidates[0] if candidates.size == 1 else candidates[rng.integers(candidates.size)])
 
 
-@META.register("muscle")
+@META.register("muscle", threshold=Param(low=0), free_slack=Param(low=0))
 class Muscle(MetaPolicy):
     """MUSCLE (see the module docstring)."""
 
@@ -143,8 +144,6 @@ class Muscle(MetaPolicy):
         platform: Platform | None = None,
     ) -> None:
         super().__init__(rng=rng)
-        if threshold < 0 or free_slack < 0:
-            raise PolicyError("meta policy 'muscle': threshold and free_slack must be >= 0")
         self.threshold = threshold
         self.free_slack = free_slack
         clusters = platform.clusters if platform is not None else ()

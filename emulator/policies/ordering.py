@@ -23,11 +23,13 @@ import numpy as np
 
 from ..model import Job
 from ..placement import speed
-from .registry import PolicyError
+from .params import Param
 
 ORDERS = ("fcfs", "sjf", "ljf", "saf", "laf", "wfp", "fairshare")
 HALF_LIFE = 7 * 86400.0
 """Default half-life of a user's decayed usage, in seconds (Slurm's ``PriorityDecayHalfLife``: 7 days)."""
+ORDER_CHECKS = {"order": Param(choices=ORDERS), "half_life": Param(above=0, finite=True)}
+"""The declared checks of ``order`` and ``half_life``, for every policy that ranks its queue so."""
 
 
 class QueueOrder:
@@ -42,10 +44,6 @@ class QueueOrder:
     """
 
     def __init__(self, name: str = "fcfs", half_life: float = HALF_LIFE) -> None:
-        if name not in ORDERS:
-            raise PolicyError(f"order {name!r}: expected one of {', '.join(ORDERS)}")
-        if not (half_life > 0 and math.isfinite(half_life)):
-            raise PolicyError(f"half_life {half_life!r}: expected a positive number of seconds")
         self.name = name
         self.arrival = name == "fcfs"
         self.fairshare = FairShare(half_life) if name == "fairshare" else None

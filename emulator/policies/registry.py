@@ -11,63 +11,17 @@ entry point's name; its parameters are checked as a built-in's.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..spec import PolicySpec
 from . import plugins
 from .errors import PolicyError
 from .local_base import LocalPolicy
 from .meta_base import MetaPolicy
+from .params import Param, check
 
 ENGINE_ARGUMENTS = ("rng", "cluster", "platform")
 """Constructor arguments the engine passes when a policy asks for them (never parameters)."""
-
-
-def _parse_value(text: str) -> Any:
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _format_value(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-@dataclass(frozen=True)
-class PolicySpec:
-    """A policy name with its parameters, e.g. ``easy[order=fastest]``."""
-
-    name: str
-    params: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, text: str, params: dict[str, Any] | None = None) -> PolicySpec:
-        text = text.strip()
-        merged: dict[str, Any] = {}
-        name = text
-        if "[" in text:
-            if not text.endswith("]"):
-                raise PolicyError(f"policy spec {text!r}: expected name[key=value,...]")
-            name, inner = text[:-1].split("[", 1)
-            for item in filter(None, (part.strip() for part in inner.split(","))):
-                key, sep, value = item.partition("=")
-                if not sep:
-                    raise PolicyError(f"policy spec {text!r}: {item!r} is not key=value")
-                merged[key.strip()] = _parse_value(value.strip())
-        merged.update(params or {})
-        return cls(name.strip(), dict(sorted(merged.items())))
-
-    def __str__(self) -> str:
-        if not self.params:
-            return self.name
-        inner = ",".join(f"{k}={_format_value(v)}" for k, v in self.params.items())
-        return f"{self.name}[{inner}]"
 
 
 class Registry:
@@ -78,11 +32,15 @@ class Registry:
         self.base = base
         self._classes: dict[str, type] = {}
 
-    def register(self, name: str):
+    def register(self, name: str, **checks: Param):
+        """Register a class under ``name``; ``checks`` declare its parameters' choices and ranges,
+        which :meth:`create` enforces (a plug-in may set ``param_checks`` on its class alike)."""
+
         def decorate(cls: type) -> type:
             if name in self._classes:
                 raise PolicyError(f"{self.kind} policy {name!r} registered twice")
             cls.name = name
+            cls.param_checks = {**getattr(cls, "param_checks", {}), **checks}
             self._classes[name] = cls
             return cls
 
@@ -120,8 +78,7 @@ class Registry:
 
     def create(self, spec: PolicySpec | str, **context: Any) -> Any:
         """Instantiate ``spec``; ``context`` passes engine facts (seed stream, cluster) when wanted."""
-        if isinstance(spec, str):
-            spec = PolicySpec.parse(spec)
+        spec = PolicySpec.of(spec)
         cls = self.lookup(spec.name)
         signature = inspect.signature(cls.__init__)
         accepted = {n: p for n, p in signature.parameters.items() if n != "self" and p.kind == p.KEYWORD_ONLY}
@@ -135,6 +92,7 @@ class Registry:
             default = accepted[key].default
             known = default is not inspect.Parameter.empty and default is not None
             params[key] = _coerce(spec.name, key, value, default) if known else value
+        check(self.kind, spec.name, params, getattr(cls, "param_checks", {}))
         wanted = {k: v for k, v in context.items() if k in accepted}
         policy = cls(**params, **wanted)
         policy.name = spec.name  # (a plug-in's class does not know the name it was asked by)

@@ -56,6 +56,7 @@ from ..genetic import Evolved, Waiting, Weights, cost, evolve
 from ..model import Cluster
 from ..placement import Scratch
 from .local_base import Decision, LocalPolicy
+from .params import Param
 from .registry import LOCAL, PolicyError
 
 SEEDS = ("priority", "arrival")
@@ -77,7 +78,17 @@ def cp_weights(w_makespan: float, w_idle: float, w_over: float, pairing: str = "
     return Weights(makespan=w_makespan, idle=w_idle, over=w_over)
 
 
-@LOCAL.register("titan")
+@LOCAL.register(
+    "titan",
+    seed=Param(choices=SEEDS),
+    pairing=Param(choices=PAIRINGS),
+    population=Param(low=1),
+    patience=Param(low=1),
+    generations=Param(low=0),
+    w_makespan=Param(low=0),
+    w_idle=Param(low=0),
+    w_over=Param(low=0),
+)
 class Titan(LocalPolicy):
     """TITAN's GA over the waiting jobs' order; starts what the best schedule starts now."""
 
@@ -99,12 +110,8 @@ class Titan(LocalPolicy):
         cluster: Cluster | None = None,
     ) -> None:
         super().__init__(rng=rng, cluster=cluster)
-        if seed not in SEEDS:
-            raise PolicyError(f"local policy 'titan' parameter 'seed' = {seed!r}: expected one of {SEEDS}")
-        if population < 1 or generations < 0 or patience < 1:
-            raise PolicyError("local policy 'titan': population and patience must be >= 1, generations >= 0")
-        if min(w_makespan, w_idle, w_over) < 0 or w_makespan + w_idle + w_over <= 0:
-            raise PolicyError("local policy 'titan': CP weights must be >= 0 and not all 0")
+        if w_makespan + w_idle + w_over <= 0:
+            raise PolicyError("local policy 'titan': CP weights must not be all 0")
         self.settings = dict(
             population=population,
             generations=generations,

@@ -54,6 +54,7 @@ import numpy as np
 
 from ..model import Job, Platform
 from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
+from .params import Param
 from .registry import META, PolicyError
 
 HEURISTICS = ("deadline", "licenses", "user")
@@ -92,7 +93,7 @@ def licenses_part(copies: int, license_types: int, levels: int) -> int:
     return min(math.ceil(copies * levels / license_types), levels)
 
 
-@META.register("two-level")
+@META.register("two-level", levels=Param(low=1), window=Param(low=1), combine=Param(choices=COMBINE))
 class TwoLevel(MetaPolicy):
     """The Meta-Scheduler of the two-level scheduler (see the module docstring)."""
 
@@ -111,10 +112,6 @@ class TwoLevel(MetaPolicy):
         platform: Platform | None = None,
     ) -> None:
         super().__init__(rng=rng)
-        if levels < 1 or window < 1:
-            raise PolicyError("two-level: levels and window must be at least 1")
-        if combine not in COMBINE:
-            raise PolicyError(f"two-level: combine {combine!r}: expected one of {', '.join(COMBINE)}")
         used = [] if heuristics == "none" else heuristics.split("+")
         unknown = [h for h in used if h not in HEURISTICS]
         if unknown or len(set(used)) != len(used):

@@ -14,14 +14,19 @@ workload's ``direct`` and ``link`` keys (how jobs naming a cluster enter it)
 are kept. The ``[stress]`` keys that changed the jobs themselves (``load``,
 ``bursts``, ``estimates``: the jobs table holds their result) are dropped;
 the run-time perturbations (failures, outages, links...) are kept.
+
+It builds a scenario, so it lives beside the scenario loader: the workloads package, which the
+loader reads sources from, imports nothing of it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from emulator.config import ScenarioError
-from emulator.scenario import Scenario, load_raw, read_raw
+from workloads.formats import ARROW
+
+from .config import ScenarioError
+from .scenario import Scenario, load_raw, read_raw
 
 __all__ = ["jobs_path", "replay_scenario"]
 
@@ -60,7 +65,7 @@ def replay_scenario(
             raise ScenarioError(f"{jobs}: no scenario.toml beside it; give the scenario to replay under")
     raw, source, base = read_raw(scenario)
     workload = raw.get("workload", {}) if isinstance(raw.get("workload"), dict) else {}
-    raw["workload"] = {"source": "arrow", "path": str(jobs)}
+    raw["workload"] = {"source": ARROW.name, "path": str(jobs)}
     raw["workload"] |= {key: workload[key] for key in KEPT_WORKLOAD_KEYS if key in workload}
     if isinstance(raw.get("stress"), dict):  # the jobs carry them already: applying them again doubles them
         raw["stress"] = {k: v for k, v in raw["stress"].items() if k not in WORKLOAD_STRESS_KEYS}
