@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import progress
 from .cli_errors import EXIT_INPUT
+from .cli_run import format_summary
 from .cli_sweep import format_comparison
 from .sweep import compare, varied_keys
 
@@ -104,6 +105,5 @@ def _end_table(report) -> str:
             table = format_comparison(compare(rows, keys), [k for k in keys if k != "seed"])
             tables.append(table if len(report.sweeps) == 1 else f"{name}:\n{table}")
         return "\n\n".join(tables)
-    from .cli import format_summary  # cli imports this module: a call-time import breaks the cycle
 
     return format_summary(report.summary)

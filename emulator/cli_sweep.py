@@ -8,13 +8,13 @@ from pathlib import Path
 
 from . import progress, rundir, sweep
 from . import scenario as scenarios
+from .cli_run import scenario_arguments
 from .config import ScenarioError
 from .policies import PolicyError
 from .sweep_pool import process_pool
 
 
 def add_sweep(sub) -> None:
-    from .cli import scenario_arguments  # cli imports this module
 
     parser = sub.add_parser("sweep", help="run the cross product of scenario variations in parallel")
     parser.add_argument("scenario", nargs="?", help="a scenario file or a built-in name (or give --recipe)")

@@ -2,7 +2,7 @@
 
 Thin layers over :mod:`workloads`: this module builds scenarios (a trace with
 no scenario file, a preset, a replay) and hands them to the ``run`` command's
-own code (:func:`emulator.cli.run_scenario`), so they run and report alike.
+own code (:func:`emulator.cli_run.run_scenario`), so they run and report alike.
 """
 
 from __future__ import annotations
@@ -12,6 +12,13 @@ import time
 from pathlib import Path
 
 from . import scenario
+from .cli_run import (
+    backend_arguments,
+    display_arguments,
+    overwrite_argument,
+    run_scenario,
+    scenario_arguments,
+)
 from .config import ScenarioError
 from .scenario import Scenario
 
@@ -90,7 +97,6 @@ def trace_scenario(trace: Path, machines: Path | None = None, sites: str | None 
 
 
 def add_replay(sub) -> None:
-    from .cli import backend_arguments, display_arguments, overwrite_argument, scenario_arguments
 
     replay = sub.add_parser(
         "replay",
@@ -111,7 +117,6 @@ def add_replay(sub) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from .cli import run_scenario
     from .replay import replay_scenario
 
     return run_scenario(args, replay_scenario(args.run, args.scenario, args.overrides, args.seed))

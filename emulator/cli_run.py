@@ -1,0 +1,170 @@
+"""What the commands that run emulations share: their options, running a loaded scenario, the summary.
+
+Below every command module (:mod:`emulator.cli` and ``cli_workloads``,
+``cli_sweep``, ``cli_report``), which import it and never each other's
+parsers: ``run``, ``replay`` and the sweeps take the same options and run
+and report alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import runner, scenario
+from .metrics import jobs_sentence
+from .progress import RunProgress
+from .timing import format_timing
+
+
+def scenario_arguments(parser: argparse.ArgumentParser, seed: bool = True) -> None:
+    """The options every command that loads a scenario shares: ``--seed`` (unless not wanted), ``--set``."""
+    if seed:
+        parser.add_argument("--seed", type=int, help="override the scenario's seed")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario key, e.g. --set meta.policy=random (repeatable)",
+    )
+
+
+def display_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--quiet`` and ``--verbose``, for the commands that run emulations."""
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--verbose", action="store_true", help="report barrier overhead vs partition compute")
+
+
+def overwrite_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run (finished or stranded) already in --out; other files there are never deleted",
+    )
+
+
+def backend_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the partitions run: this process, or Ray actors (local or an existing cluster)."""
+    parser.add_argument(
+        "--backend",
+        choices=["inproc", "ray"],
+        default="inproc",
+        help="where partitions run (default: inproc)",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="join this Ray cluster (default: $RAY_ADDRESS, else start one)",
+    )
+    parser.add_argument(
+        "--partitions", type=int, metavar="N", help="Ray actors hosting the partitions (default: one per CPU)"
+    )
+    parser.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=1000,
+        metavar="K",
+        help="snapshot Ray actors every K rounds to recover from a dead one (0: off; default 1000)",
+    )
+    parser.add_argument(
+        "--rebalance-every",
+        type=int,
+        default=runner.REBALANCE_EVERY,
+        metavar="K",
+        help="every K rounds, move partitions between Ray actors if that evens out their measured "
+        f"compute; the trace is the same (0: off; default {runner.REBALANCE_EVERY})",
+    )
+    parser.add_argument(
+        "--ray-calls",
+        choices=["compiled", "plain"],
+        default="plain",
+        help="one plain call per actor and round, or a Ray Compiled Graph: ~4x cheaper rounds, "
+        "but its polling takes CPU from the partitions when actors fill the cores",
+    )
+
+
+def open_backend(args: argparse.Namespace) -> runner.Backend:
+    if args.backend == "inproc":
+        return runner.in_process
+    from actors import ray_backend  # imports Ray: only when asked for
+
+    compiled = args.ray_calls == "compiled"
+    return ray_backend(
+        args.ray_address, args.partitions, args.checkpoint_every, compiled, args.rebalance_every
+    )
+
+
+def run_scenario(args: argparse.Namespace, scen: scenario.Scenario) -> int:
+    """Run a loaded scenario with ``run``'s options (backend, progress, output) and print the summary."""
+    for note in scen.notes:
+        print(f"gridemu: note: {note}", file=sys.stderr)
+    backend = open_backend(args)
+    with RunProgress(len(scen.jobs), scen.name, disable=args.quiet) as progress:
+        result = runner.run(
+            scen, args.out, progress, backend=backend, backend_name=args.backend, overwrite=args.overwrite
+        )
+    print(format_summary(result.summary))
+    if args.verbose:
+        print(format_timing(result.stats, [c.name for c in scen.platform.clusters]))
+        moved = getattr(backend, "migrations", 0)  # a Ray backend's rebalancing
+        if moved:
+            print(f"rebalancing: {moved} partition migration(s) between Ray actors")
+    if args.backend == "ray" and result.stats.barrier_share > BARRIER_WARNING:
+        print(
+            f"gridemu: warning: the barrier took {result.stats.barrier_share:.0%} of the run's time; "
+            "fewer --partitions, a larger link latency (lookahead) or --backend inproc would be faster",
+            file=sys.stderr,
+        )
+    print(f"run directory: {result.out_dir}")
+    return 0
+
+
+BARRIER_WARNING = 0.5
+"""Share of a Ray run's time spent in the barrier above which the user is told."""
+
+
+COLUMNS = [
+    ("jobs", "jobs_finished", "{:d}"),
+    ("wait", "mean_wait", "{:.1f}"),
+    ("bsld", "mean_bounded_slowdown", "{:.2f}"),
+    ("late %", "late_percent", "{:.1f}"),
+    ("SU", "system_usage", "{:.3f}"),
+    ("LU", "license_usage", "{:.3f}"),
+    ("share", "workload_share", "{:.3f}"),
+    ("makespan", "makespan", "{:.0f}"),
+]
+
+
+def format_summary(summary: dict) -> str:
+    """The end-of-run table: one row per cluster and one for the grid."""
+    rows = [(name, metrics) for name, metrics in summary["clusters"].items()] + [("grid", summary["grid"])]
+    header = ["cluster"] + [title for title, _, _ in COLUMNS]
+    body = [[name] + [_cell(metrics.get(key), fmt) for _, key, fmt in COLUMNS] for name, metrics in rows]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = [
+        "  ".join(_pad(cell, w, i) for i, (cell, w) in enumerate(zip(r, widths, strict=True)))
+        for r in [header, *body]
+    ]
+    lines.insert(1, "-" * len(lines[0]))
+    lines.append(jobs_sentence(summary))
+    skipped = summary.get("workload", {}).get("skipped", [])
+    if skipped:
+        count = summary["workload"]["skipped_lines"]
+        lines.append(f"{count} trace line(s) skipped by the reader's rules (listed in summary.json), e.g.")
+        lines.append(f"  {skipped[0]}")
+    run = summary.get("run")
+    if run:
+        lines.append(
+            f"{run['events']} events in {run['rounds']} barrier rounds, {run['wall_seconds']:.2f} s wall"
+        )
+    return "\n".join(lines)
+
+
+def _pad(cell: str, width: int, column: int) -> str:
+    return cell.rjust(width) if column else cell.ljust(width)
+
+
+def _cell(value, fmt: str) -> str:
+    return "-" if value is None else fmt.format(value)
