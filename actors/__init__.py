@@ -1,7 +1,7 @@
 """The Ray backend: partitions hosted by Ray actors, driven by the same coordinator.
 
 Nothing here knows scheduling. :func:`ray_backend` plugs into
-:func:`emulator.runner.run`; :class:`PartitionHost` is one actor's body;
+:func:`emulator.engine.runner.run`; :class:`PartitionHost` is one actor's body;
 :func:`group_partitions` balances partitions over actors;
 :func:`ray_tasks` runs a sweep's points as Ray tasks.
 Importing this package imports Ray; ``emulator`` never does.

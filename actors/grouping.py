@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from emulator.scenario import Scenario
+from emulator.data.scenario import Scenario
 
 
 def static_weights(scenario: Scenario) -> list[float]:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pickle
 
-from emulator.coordinator import InProcess, State
-from emulator.runner import build_partitions
-from emulator.scenario import Scenario
+from emulator.data.scenario import Scenario
+from emulator.engine.runner import build_partitions
+from emulator.sync.coordinator import InProcess, State
 
 from .packing import pack_results, unpack_calls
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import msgpack
 
-from emulator.coordinator import Calls, Result, Results
-from emulator.messages import STATUS, Message, Status
+from emulator.core.messages import STATUS, Message, Status
+from emulator.sync.coordinator import Calls, Result, Results
 
 
 def pack_calls(calls: Calls, budget: int) -> bytes:

@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 import ray
 
-from emulator.sweep import Executor, Point, PointResult, run_point
+from emulator.engine.sweep import Executor, Point, PointResult, run_point
 
 from .session import driver_import_path, ray_session
 
 
 def ray_tasks(address: str | None = None) -> Executor:
-    """An executor for :mod:`emulator.sweep`: one Ray task (1 CPU) per point, results as they finish.
+    """An executor for :mod:`emulator.engine.sweep`: one Ray task (1 CPU) per point, results as they finish.
 
     >>> results = list(ray_tasks()("quickstart", points(parse_vary(["seed=1..4"]))))  # doctest: +SKIP
     """

@@ -1,6 +1,6 @@
 """The Ray transport: partitions grouped into actors, one parallel call per actor per round.
 
-The coordinator (:func:`emulator.coordinator.run`) is the in-process one: this
+The coordinator (:func:`emulator.sync.coordinator.run`) is the in-process one: this
 class only answers ``states()`` and ``advance(calls, budget)`` by sending
 each actor its partitions' horizons and inboxes as one msgpack batch and
 gathering the results. Fault tolerance: every ``checkpoint_every`` rounds each actor's
@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 import ray
 from ray.exceptions import RayActorError, RayError
 
-from emulator.coordinator import Calls, Results, State
-from emulator.runner import REBALANCE_EVERY
-from emulator.scenario import Scenario
+from emulator.data.scenario import Scenario
+from emulator.engine.runner import REBALANCE_EVERY
+from emulator.sync.coordinator import Calls, Results, State
 
 from .compiled import compile_rounds
 from .grouping import better_grouping, decayed_loads, group_partitions, owners, static_weights
@@ -367,7 +367,7 @@ def _alive(host) -> bool:
 
 @dataclass
 class RayBackend:
-    """A backend for :func:`emulator.runner.run`: partitions in Ray actors (``hosts`` of them).
+    """A backend for :func:`emulator.engine.runner.run`: partitions in Ray actors (``hosts`` of them).
 
     ``hosts`` defaults to one per CPU of the Ray cluster, never more than there
     are partitions; partitions start in LPT groups over :func:`static_weights`.

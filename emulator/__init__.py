@@ -11,12 +11,12 @@ its tables, metrics and figures (see :mod:`emulator.api`).
 """
 
 from .api import RunDir, SweepDir, emulate, open_run, open_sweep
-from .config import ScenarioError
-from .model import Cluster, Job, Link, Machine, Platform
+from .core.config import ScenarioError
+from .core.model import Cluster, Job, Link, Machine, Platform
+from .data.scenario import Scenario
+from .data.scenario import load as load_scenario
+from .engine.runner import RunResult, run
 from .policies import LOCAL, META, PolicyError, PolicySpec
-from .runner import RunResult, run
-from .scenario import Scenario
-from .scenario import load as load_scenario
 
 __all__ = [
     "LOCAL",

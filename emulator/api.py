@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from . import runner
-from .scenario import load
-from .sweep import compare, varied_keys
+from .data.scenario import load
+from .engine import runner
+from .engine.sweep import compare, varied_keys
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -1,4 +1,4 @@
-"""The ``gridemu`` command: a thin layer over :mod:`emulator.runner` and :mod:`emulator.scenario`.
+"""The ``gridemu`` command: a thin layer over :mod:`emulator.engine.runner` and :mod:`emulator.data.scenario`.
 
 Each subcommand is a function ``add_X(sub)`` that registers its parser and
 sets ``command`` to its handler; :data:`COMMANDS` lists them (modules of later
@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from . import rundir, scenario
 from .cli_errors import EXIT_INPUT, run_command
 from .cli_report import add_report
 from .cli_run import (
@@ -42,7 +41,8 @@ from .cli_workloads import (
     load_run_scenario,
     workload_run_arguments,
 )
-from .trace import FLUSH_SECONDS
+from .data import rundir, scenario
+from .data.trace import FLUSH_SECONDS
 
 EXIT_USAGE = EXIT_INPUT
 

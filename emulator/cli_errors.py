@@ -12,10 +12,10 @@ import sys
 from collections.abc import Callable
 from contextlib import contextmanager, suppress
 
-from .config import ScenarioError
-from .frontier import Stalled
+from .core.config import ScenarioError
+from .core.preemption import PreemptionError
 from .policies import PolicyError
-from .preemption import PreemptionError
+from .sync.frontier import Stalled
 
 EXIT_INPUT = 2
 """Bad input: a scenario, trace, parameter or path that is wrong or missing."""

@@ -6,11 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import progress
 from .cli_errors import EXIT_INPUT
 from .cli_run import format_summary
 from .cli_sweep import format_comparison
-from .sweep import compare, varied_keys
+from .engine import progress
+from .engine.sweep import compare, varied_keys
 
 FORMATS = ("png", "pdf", "svg")  # emulator.report.FORMATS, repeated so --help needs no matplotlib
 LOG_OPTIONS = ("auto", "none", "x", "y", "xy")  # emulator.report.LOG_OPTIONS, likewise

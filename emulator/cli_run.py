@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import runner, scenario
-from .metrics import jobs_sentence
-from .progress import RunProgress
-from .timing import format_timing
+from .data import scenario
+from .data.metrics import jobs_sentence
+from .engine import runner
+from .engine.progress import RunProgress
+from .sync.timing import format_timing
 
 
 def scenario_arguments(parser: argparse.ArgumentParser, seed: bool = True) -> None:

@@ -6,12 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import progress, rundir, sweep
-from . import scenario as scenarios
 from .cli_run import scenario_arguments
-from .config import ScenarioError
+from .core.config import ScenarioError
+from .data import rundir
+from .data import scenario as scenarios
+from .engine import progress, sweep
+from .engine.sweep_pool import process_pool
 from .policies import PolicyError
-from .sweep_pool import process_pool
 
 
 def add_sweep(sub) -> None:
@@ -93,7 +94,7 @@ INERT = {
     ' trace, [workload] resample = "window" or "bootstrap" or estimate_noise make each seed a'
     " replicate (README: Variance on a trace)",
 }
-"""The warning for a varied key that changed nothing (:func:`emulator.sweep.inert_keys`)."""
+"""The warning for a varied key that changed nothing (:func:`emulator.engine.sweep.inert_keys`)."""
 
 
 def _validate(source: str, todo: list[sweep.Point]) -> None:

@@ -11,7 +11,6 @@ import argparse
 import time
 from pathlib import Path
 
-from . import scenario
 from .cli_run import (
     backend_arguments,
     display_arguments,
@@ -19,8 +18,9 @@ from .cli_run import (
     run_scenario,
     scenario_arguments,
 )
-from .config import ScenarioError
-from .scenario import Scenario
+from .core.config import ScenarioError
+from .data import scenario
+from .data.scenario import Scenario
 
 TRACE_DEFAULTS = """with --swf TRACE and no scenario file: one cluster built from the trace's header
 (MaxNodes machines sharing MaxProcs CPUs; MaxProcs 1-CPU machines without MaxNodes) at 1 MIPS, jobs
@@ -117,7 +117,7 @@ def add_replay(sub) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from .replay import replay_scenario
+    from .data.replay import replay_scenario
 
     return run_scenario(args, replay_scenario(args.run, args.scenario, args.overrides, args.seed))
 

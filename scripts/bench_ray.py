@@ -59,12 +59,13 @@ from actors.compiled import CompiledRounds
 from actors.grouping import projected_speedup, round_work, two_actor_ceilings
 from actors.host import PartitionHost
 from actors.session import init_local
-from emulator import coordinator, load_scenario, run
-from emulator.horizons import Links
-from emulator.runner import build_partitions
-from emulator.scenario import Scenario, parse
-from emulator.sweep import points, run_point
-from emulator.sweep_pool import process_pool
+from emulator import load_scenario, run
+from emulator.data.scenario import Scenario, parse
+from emulator.engine.runner import build_partitions
+from emulator.engine.sweep import points, run_point
+from emulator.engine.sweep_pool import process_pool
+from emulator.sync import coordinator
+from emulator.sync.horizons import Links
 
 PARTITIONS = (1, 2, 4, 16)
 REPEATS = 3

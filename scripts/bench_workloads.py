@@ -74,7 +74,7 @@ def _jobs(shared: Path, tmp: Path) -> int:
 def _two_level(count: int, objects: bool = False):
     def work(shared: Path, tmp: Path) -> int:
         if objects:  # the whole scenario: platform, jobs table, Job objects
-            from emulator.scenario import load
+            from emulator.data.scenario import load
             from workloads import presets
 
             return len(load(presets.path("two-level"), [f"workload.jobs={count}"]).jobs)
@@ -141,7 +141,7 @@ def child(name: str, shared: Path) -> None:
     import numpy  # noqa: F401  (imports before the baseline)
     import pyarrow  # noqa: F401
 
-    import emulator.scenario  # noqa: F401
+    import emulator.data.scenario  # noqa: F401
     import workloads.convert
     import workloads.generators  # noqa: F401
 

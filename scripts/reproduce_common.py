@@ -2,10 +2,10 @@
 
 A reproduction is a list of *series* (a label and the ``--set`` overrides that
 make it: a policy case, a grid size...), each run over a list of x values (one
-scenario key) and seeds. Every run is an :func:`emulator.sweep.run_point` on a
-process pool (:func:`emulator.sweep_pool.process_pool`); only its ``summary.json``
+scenario key) and seeds. Every run is an :func:`emulator.engine.sweep.run_point` on a
+process pool (:func:`emulator.engine.sweep_pool.process_pool`); only its ``summary.json``
 is kept. Means come with 95% confidence half-widths over seeds
-(:func:`emulator.sweep.mean_ci`).
+(:func:`emulator.engine.sweep.mean_ci`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from emulator.sweep import Point, mean_ci, points
-from emulator.sweep_pool import process_pool
+from emulator.engine.sweep import Point, mean_ci, points
+from emulator.engine.sweep_pool import process_pool
 
 
 @dataclass

@@ -106,8 +106,8 @@ def scalability(sizes: list[int], repeats: int) -> dict[str, list[float]]:
     platform; the first plan starts what fits, then the policy is timed planning
     again for all ``n`` jobs, running and queued (the engine applies nothing).
     """
-    from emulator.runner import build_partitions
-    from emulator.scenario import load
+    from emulator.data.scenario import load
+    from emulator.engine.runner import build_partitions
 
     out: dict[str, list[float]] = {label: [] for label in SCALABILITY}
     for n in sizes:

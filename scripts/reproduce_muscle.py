@@ -29,7 +29,7 @@ not yet started (held by MUSCLE, in flight, or queued at a cluster), by
 Little's law ``mean wait x jobs / makespan``. Overloaded runs queue more the
 longer they are, so with another ``--jobs`` the measured levels shift:
 ``--interarrivals`` recalibrates. MCP and PB are ``summary.json``'s ``mcp``
-and ``pb`` (see ``emulator/metrics.py``: the clusters' CP over the whole run,
+and ``pb`` (see ``emulator/data/metrics.py``: the clusters' CP over the whole run,
 weighted by their jobs, and its sample deviation); MUSCLE's advantage over a
 policy is ``(MCP_other - MCP_muscle) / MCP_other``, the paper's "outperforms
 by x%".

@@ -61,7 +61,7 @@ def offered_load(scenario: Path, ta: float, jobs: int) -> float:
 
     ``sum(cpus * estimate * bench) / (submit span * sum over machines of cpus * MIPS)``.
     """
-    from emulator.scenario import load
+    from emulator.data.scenario import load
 
     loaded = load(scenario, [f"workload.mean_interarrival={ta}", f"workload.jobs={jobs}"], seed=1)
     work = sum(j.cpus * j.length for j in loaded.jobs)

@@ -47,7 +47,7 @@ def run_scenario(
 ) -> dict[int, dict]:
     """Run a small scenario; each job's row of ``jobs.arrow`` by id."""
     from emulator import run
-    from emulator.scenario import parse
+    from emulator.data.scenario import parse
 
     raw = {
         "name": "t",

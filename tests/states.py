@@ -13,13 +13,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from emulator.cluster_state import ClusterState
-from emulator.model import Cluster, Job, Link, Machine
+from emulator.core.model import Cluster, Job, Link, Machine
+from emulator.core.resources import Plan
+from emulator.core.runs import Run
 from emulator.policies import LOCAL
 from emulator.policies.local_base import LocalPolicy
-from emulator.resources import Plan
-from emulator.runs import Run
-from emulator.views import ClusterView
+from emulator.state.cluster_state import ClusterState
+from emulator.state.views import ClusterView
 
 
 def cluster_state(

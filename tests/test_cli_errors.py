@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from emulator import runner
 from emulator.cli import main
 from emulator.cli_errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_IO, EXIT_TERMINATED
+from emulator.engine import runner
 
 from .conftest import shared_path
 

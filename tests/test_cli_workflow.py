@@ -13,12 +13,12 @@ import pytest
 
 from emulator.cli import _parser, describe_policy, format_policies, main
 from emulator.cli_workloads import trace_scenario
-from emulator.config import ScenarioError
+from emulator.core.config import ScenarioError
+from emulator.data.replay import replay_scenario
+from emulator.data.scenario import load, load_raw
+from emulator.engine.sweep import parse_vary, points
 from emulator.policies import LOCAL, META, PolicySpec
 from emulator.policies.registry import Registry
-from emulator.replay import replay_scenario
-from emulator.scenario import load, load_raw
-from emulator.sweep import parse_vary, points
 
 
 def small_trace(tmp_path: Path) -> Path:

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from emulator import run
+from emulator.data.scenario import parse
 from emulator.policies.conservative import Conservative
 from emulator.policies.ordering import ORDERS
-from emulator.scenario import parse
 
 from .conftest import SHARED, job, machine, one_cluster, run_scenario, shared_path
 from .test_gridsim_parallel import pe_ranges, scenario_from_parallel_reference
@@ -268,7 +268,7 @@ def test_same_schedule_as_gridsim_conservative_on_the_reference_inputs(case, tmp
     same jobs table (status, start, finish, machines, PEs).
 
     Split, because GridSim books PEs by number (a reservation keeps the lowest PEs free throughout
-    its window, :class:`~emulator.pe_profile.PeProfile`) while ``conservative`` books CPU counts per
+    its window, :class:`~emulator.core.pe_profile.PeProfile`) while ``conservative`` books CPU counts per
     machine, the cluster giving a job its machines' lowest free PEs when it starts: a window where
     enough CPUs of a machine are free, but not the same PEs throughout, suits ``conservative`` only.
     On the machines as given, ``d_swf_workload_default_io``'s job 17 starts at 49.5 here and at

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from emulator import coordinator
-from emulator.horizons import Links
-from emulator.messages import Message
+from emulator.core.messages import Message
+from emulator.sync import coordinator
+from emulator.sync.horizons import Links
 
 
 class Echo:

@@ -550,7 +550,7 @@ def test_cs2_runs_spread_jobs_on_one_machine(tmp_path):
 @pytest.mark.parametrize("policy", ["cs2", "cs2[sort=counting,period=10,preempt=stop]"])
 def test_cs2_runs_are_deterministic(tmp_path, policy):
     from emulator import run
-    from emulator.scenario import load
+    from emulator.data.scenario import load
 
     sets = [f"local.policy={policy}", "workload.jobs=150", "workload.mean_interarrival=2"]
     first = run(load("cs2", sets), tmp_path / "a")

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from emulator import run
-from emulator.scenario import load, parse
+from emulator.data.scenario import load, parse
 
 FILES = ("events.arrow", "jobs.arrow")
 
@@ -147,7 +147,7 @@ def test_trace_does_not_depend_on_hash_seed(tmp_path):
     code = (
         "import json, sys\n"
         "from emulator import run\n"
-        "from emulator.scenario import parse\n"
+        "from emulator.data.scenario import parse\n"
         "run(parse(json.load(open(sys.argv[1])), 'mixed.toml'), sys.argv[2])\n"
     )
     for hash_seed in ("1", "2"):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from emulator.meta_view import MetaView
-from emulator.model import Cluster, Job, Link, Machine, Platform
+from emulator.core.model import Cluster, Job, Link, Machine, Platform
 from emulator.policies import META, PolicyError
 from emulator.policies.wrand import Wrand
+from emulator.state.meta_view import MetaView
 
 from .conftest import job, machine, run_scenario
 

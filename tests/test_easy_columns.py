@@ -1,7 +1,7 @@
 """EASY on deep queues: candidates found with one mask over the queue's columns, the same decisions.
 
 ``easy.DEEP`` decides from how many queued jobs a pass filters its later
-candidates with numpy (:mod:`emulator.queue_columns`) instead of walking them.
+candidates with numpy (:mod:`emulator.core.queue_columns`) instead of walking them.
 The filter only leaves out jobs the walk would skip, so every decision, and
 the trace, must be the same either way; checked on random deep queues with
 licenses, spread and single placements, inexact estimates and machines of
@@ -16,10 +16,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from emulator import run
-from emulator.model import Job
+from emulator.core.model import Job
+from emulator.core.queue_columns import QueueColumns
+from emulator.data.scenario import parse
 from emulator.policies import easy
-from emulator.queue_columns import QueueColumns
-from emulator.scenario import parse
 
 from .test_properties import SETTINGS
 

@@ -1,4 +1,4 @@
-"""Machine failures and repairs, cluster outages, kills at the estimate (``emulator/failures.py``).
+"""Machine failures and repairs, cluster outages, kills at the estimate (``emulator/core/failures.py``).
 
 Hand-checked tiny scenarios with exact times, then termination, determinism,
 validation, and a property test (hypothesis) reusing ``test_properties``'s
@@ -22,11 +22,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import emulator
-from emulator.config import ScenarioError
-from emulator.failures import FailureModel, FailureProcess, lost_reason
-from emulator.messages import Status
-from emulator.meta_view import MetaView
-from emulator.scenario import parse
+from emulator.core.config import ScenarioError
+from emulator.core.failures import FailureModel, FailureProcess, lost_reason
+from emulator.core.messages import Status
+from emulator.data.scenario import parse
+from emulator.state.meta_view import MetaView
 
 from .test_properties import SETTINGS, fits, grid_scenarios, model, shape
 
@@ -491,7 +491,7 @@ def test_failures_from_a_csv_file_equal_the_same_events_listed(tmp_path):
     listed = one_cluster([gl(1, 100.0), gl(2, 100.0)], failures(("c0", 0, 30.0, 50.0)))
     from_file = copy.deepcopy(listed)
     from_file["stress"] = {"failures": {"model": "list", "file": "failures.csv"}}
-    scenario = emulator.scenario.load_raw(from_file, str(tmp_path / "s.toml"), tmp_path)
+    scenario = emulator.data.scenario.load_raw(from_file, str(tmp_path / "s.toml"), tmp_path)
     assert scenario.failures == parse(listed, "t").failures
     assert scenario.effective["stress"]["failures"]["file"] == str(tmp_path / "failures.csv")
 
@@ -567,7 +567,7 @@ def test_a_bad_csv_line_is_named(tmp_path):
     (tmp_path / "f.csv").write_text("cluster,machine,fail,repair\nc0,0,1,2\nc0,zero,3,4\n")
     raw = one_cluster([gl(1, 1.0)], {"failures": {"model": "list", "file": "f.csv"}})
     with pytest.raises(ScenarioError, match=r"f\.csv, line 3: machine 'zero'"):
-        emulator.scenario.load_raw(raw, "s.toml", tmp_path)
+        emulator.data.scenario.load_raw(raw, "s.toml", tmp_path)
 
 
 def test_a_policy_whose_jobs_cannot_be_stopped_cannot_have_failures():

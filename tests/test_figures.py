@@ -19,11 +19,11 @@ from matplotlib.image import AxesImage
 
 from emulator import cli_report, load_scenario, open_sweep, report, run
 from emulator.cli import _parser, main
+from emulator.engine.sweep import varied_keys
 from emulator.report import build_report, load_run, plan_report
 from emulator.report.gantt import BINS, gantt_bars, gantt_figure, occupancy
 from emulator.report.style import OKABE_ITO, palette, time_axis, time_unit
 from emulator.report.sweep_plot import Band, SweepPlot, log_axes, quantity, sweep_figure, sweep_plot
-from emulator.sweep import varied_keys
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from emulator import load_scenario, run, trace
+from emulator import load_scenario, run
 from emulator.cli import main
+from emulator.data import trace
 
 EXIT_INPUT, EXIT_INTERRUPTED = 2, 130  # emulator.cli_errors; literal, so this module also runs on cf6d11a
 SWF = "{id} {submit} 0 {run} 1 -1 -1 1 {run} -1 1 1 1 -1 1 -1 -1 -1\n"

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from emulator.model import Job
+from emulator.core.model import Job
 from emulator.policies import LOCAL, PolicyError
 from emulator.policies.flexible import ls_priority
 from emulator.policies.queue_table import QueueTable

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator.model import JOB_INPUTS
+from emulator.core.model import JOB_INPUTS
 from workloads import formats
 from workloads.table import trace_columns
 

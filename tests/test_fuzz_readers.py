@@ -18,9 +18,9 @@ from contextlib import suppress
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from emulator.config import ScenarioError
+from emulator.core.config import ScenarioError
+from emulator.data.scenario import load, parse
 from emulator.policies import PolicyError
-from emulator.scenario import load, parse
 from workloads.alea import read_machines
 from workloads.columns import TraceError
 from workloads.gwf import read_gwf

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from emulator import run
-from emulator.scenario import parse
+from emulator.data.scenario import parse
 
 from .conftest import SHARED, job, machine, one_cluster, run_scenario, shared_path
 from .test_pe_profile import NaiveProfile
@@ -189,7 +189,7 @@ def test_one_machine_of_four_pes_gives_the_same_pe_numbers(tmp_path):
 
 
 def test_a_license_pool_is_refused():
-    from emulator.model import Cluster, Link, Machine
+    from emulator.core.model import Cluster, Link, Machine
     from emulator.policies import LOCAL, PolicyError
 
     cluster = Cluster("c", (Machine(4, 1.0),), Link(1.0), {"matlab": 1})

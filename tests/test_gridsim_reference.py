@@ -14,7 +14,7 @@ import json
 import pytest
 
 from emulator import run
-from emulator.scenario import parse
+from emulator.data.scenario import parse
 
 from .conftest import SHARED, shared_path
 

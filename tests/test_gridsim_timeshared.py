@@ -1,6 +1,6 @@
 """GridSim 5.2 ``TimeShared`` (local policy ``gridsim-timeshared``): hand-computed scenarios.
 
-Rules (``gridsim/TimeShared.java``, see :mod:`emulator.timeshared`): every
+Rules (``gridsim/TimeShared.java``, see :mod:`emulator.state.timeshared`): every
 gridlet runs from its arrival; with n gridlets on P PEs, k = n // P, r = n % P,
 the first (P - r) * k in arrival order get MIPS / k and the rest
 MIPS / (k + 1) (each the whole MIPS when n < P); progress is added at every
@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from emulator import run
-from emulator.model import Cluster, Job, Link, Machine
+from emulator.core.model import Cluster, Job, Link, Machine
+from emulator.data.scenario import parse
 from emulator.policies import LOCAL
-from emulator.scenario import parse
-from emulator.timeshared import SharedResources, mi_shares
+from emulator.state.timeshared import SharedResources, mi_shares
 
 
 def run_timeshared(tmp_path, machines, gridlets, licenses=None) -> dict[int, dict]:

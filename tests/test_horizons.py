@@ -21,11 +21,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator import coordinator, load_scenario, merge, run
-from emulator.horizons import Links, earliest_outputs, horizons, tail_end
-from emulator.merge import RowMerger
-from emulator.messages import STATUS
-from emulator.scenario import parse
+from emulator import load_scenario, run
+from emulator.core.messages import STATUS
+from emulator.data.scenario import parse
+from emulator.sync import coordinator, merge
+from emulator.sync.horizons import Links, earliest_outputs, horizons, tail_end
+from emulator.sync.merge import RowMerger
 from workloads import presets
 
 from .conftest import SHARED, shared_path

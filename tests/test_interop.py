@@ -38,7 +38,7 @@ JOBS = [
 
 def emulate(tmp_path: Path, workload: dict, **more) -> Path:
     from emulator import run
-    from emulator.scenario import parse
+    from emulator.data.scenario import parse
 
     raw = {"name": "interop", "meta": {"policy": "least-load"}, "clusters": CLUSTERS, "workload": workload}
     raw.update(more)
@@ -240,7 +240,7 @@ def test_the_readme_run_conversions_work_as_written(run_dir, tmp_path, monkeypat
 
 
 def test_overwrite_replaces_a_run_with_its_parquet_copies(run_dir):
-    from emulator import rundir
+    from emulator.data import rundir
 
     convert(run_dir, run_dir)
     rundir.claim(run_dir, overwrite=True)  # they are the run's files, not foreign ones
@@ -248,7 +248,7 @@ def test_overwrite_replaces_a_run_with_its_parquet_copies(run_dir):
 
 
 def test_a_write_that_fails_midway_leaves_neither_the_file_nor_its_part(tmp_path):
-    from emulator.rundir import replacing
+    from emulator.data.rundir import replacing
 
     with pytest.raises(KeyboardInterrupt), replacing(tmp_path / "out.csv") as part:
         part.write_text("job_id,workload_name\n1,")

@@ -7,11 +7,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from emulator.backlog import Backlog
-from emulator.model import Job
+from emulator.core.model import Job
+from emulator.core.runs import Run
 from emulator.policies import META, PolicyError
 from emulator.policies.mcrs import Mcrs
-from emulator.runs import Run
+from emulator.state.backlog import Backlog
 
 from .conftest import job, machine, run_scenario
 

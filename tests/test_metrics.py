@@ -7,8 +7,8 @@ import json
 import pyarrow as pa
 import pytest
 
-from emulator.metrics import METRICS, summarize
-from emulator.model import Cluster, Link, Machine, Platform
+from emulator.core.model import Cluster, Link, Machine, Platform
+from emulator.data.metrics import METRICS, summarize
 
 JOBS = pa.schema(
     [
@@ -286,7 +286,7 @@ def test_mcp_weights_clusters_by_jobs_and_pb_is_the_spread_of_their_cp():
 
 
 def test_the_jobs_sentence_says_how_many_rejections_were_jobs_lost_to_failures():
-    from emulator.metrics import jobs_sentence
+    from emulator.data.metrics import jobs_sentence
 
     plain = {"jobs": {"total": 1200, "finished": 1199, "rejected": 1}, "grid": {"jobs_lost": 0}}
     assert jobs_sentence(plain) == "1,200 jobs: 1,199 finished, 1 rejected"

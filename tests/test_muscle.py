@@ -15,11 +15,11 @@ import shlex
 import numpy as np
 import pytest
 
-from emulator.composition import CompositionTable
-from emulator.config import ScenarioError
-from emulator.messages import REJECT
-from emulator.meta import MetaPartition
-from emulator.model import Cluster, Job, Link, Machine, Platform
+from emulator.core.composition import CompositionTable
+from emulator.core.config import ScenarioError
+from emulator.core.messages import REJECT
+from emulator.core.model import Cluster, Job, Link, Machine, Platform
+from emulator.partitions.meta import MetaPartition
 from emulator.policies.meta_base import HOLD
 from emulator.policies.muscle import Batch, Placed, allocate, e_metric
 
@@ -228,7 +228,7 @@ def test_the_readmes_muscle_commands_run(tmp_path, capsys):
 
 
 def test_the_platform_gives_each_cluster_its_own_titan_weights():
-    from emulator.scenario import load
+    from emulator.data.scenario import load
     from workloads import presets
 
     weights = '["titan[w_over=12.0]", "titan[w_over=8.0]", "titan", "titan[w_over=1.0]"]'

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from emulator.genetic import Waiting, Weights, cost
-from emulator.metrics import cluster_cp
-from emulator.model import Job
+from emulator.core.genetic import Waiting, Weights, cost
+from emulator.core.model import Job
+from emulator.data.metrics import cluster_cp
 from emulator.policies import LOCAL, META, PolicyError, PolicySpec
 from emulator.policies.mcrs import Mcrs
 from emulator.policies.meta_base import Dispatch, Reject

@@ -2,7 +2,7 @@
 
 :class:`NaiveProfile` keeps GridSim's entries (time -> set of free PEs) and
 answers ``checkAvailability`` and ``findStartTime`` entry by entry, as the Java
-does; :class:`~emulator.pe_profile.PeProfile` must give the same start times
+does; :class:`~emulator.core.pe_profile.PeProfile` must give the same start times
 and the same PEs on random sequences of starts and reservations.
 """
 
@@ -15,7 +15,7 @@ import pickle
 import numpy as np
 import pytest
 
-from emulator.pe_profile import PeProfile
+from emulator.core.pe_profile import PeProfile
 
 
 class NaiveProfile:

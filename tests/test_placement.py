@@ -7,10 +7,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.model import SINGLE, SPREAD, Cluster, Job, Link, Machine
-from emulator.placement import Scratch, _walk, first_fit, reserve
-from emulator.resources import Resources
-from emulator.views import ResourcesView
+from emulator.core.model import SINGLE, SPREAD, Cluster, Job, Link, Machine
+from emulator.core.resources import Resources
+from emulator.state.placement import Scratch, _walk, first_fit, reserve
+from emulator.state.views import ResourcesView
 
 
 def reference_first_fit(cpus: int, placement: str, free: list[int], eligible: list[bool]):

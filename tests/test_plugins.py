@@ -20,8 +20,8 @@ import pytest
 
 from emulator import load_scenario, run
 from emulator.cli import main
+from emulator.engine.sweep import parse_vary
 from emulator.policies import LOCAL, META, PolicyError
-from emulator.sweep import parse_vary
 
 from .states import decide
 from .test_policy_states import BUSY

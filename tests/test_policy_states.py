@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.model import SPREAD, Job
+from emulator.core.model import SPREAD, Job
 
 from .states import decide
 
@@ -85,9 +85,9 @@ def test_every_local_policy_has_a_state_level_case():
 
 
 def test_a_policy_cannot_change_the_state_it_reads():
-    from emulator.model import Cluster, Link, Machine
+    from emulator.core.model import Cluster, Link, Machine
     from emulator.policies import LOCAL
-    from emulator.views import ClusterView
+    from emulator.state.views import ClusterView
 
     from .states import cluster_state
 

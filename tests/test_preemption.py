@@ -19,14 +19,23 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from emulator import coordinator, runner
-from emulator.cluster import ClusterPartition
-from emulator.messages import DISPATCH, META, Message
-from emulator.metrics import summarize
-from emulator.model import Cluster, Job, Link, Machine
+from emulator.core.messages import DISPATCH, META, Message
+from emulator.core.model import Cluster, Job, Link, Machine
+from emulator.core.preemption import (
+    CHECKPOINT,
+    STOP,
+    SUSPEND,
+    Preempt,
+    PreemptionError,
+    parse_resume,
+    resume_info,
+)
+from emulator.data.metrics import summarize
+from emulator.data.scenario import parse
+from emulator.engine import runner
+from emulator.partitions.cluster import ClusterPartition
 from emulator.policies.local_base import LocalPolicy
-from emulator.preemption import CHECKPOINT, STOP, SUSPEND, Preempt, PreemptionError, parse_resume, resume_info
-from emulator.scenario import parse
+from emulator.sync import coordinator
 
 from .conftest import job, machine, one_cluster
 
@@ -267,7 +276,7 @@ def test_license_usage_counts_one_copy_per_machine_where_jobs_share_it():
     # copy 0..10; J3 (L) holds M1's 10..20. In use: 1 copy on [0, 10), 1 on [10, 20); wanted
     # min(2, 3 jobs) = 2, then min(2, 1) = 1: LU = (1/2 * 10 + 1/1 * 10) / 20 = 0.75.
     # Counting per job would see 2 copies in use on [0, 10) and LU = 1.
-    from emulator.model import Cluster, Link, Machine, Platform
+    from emulator.core.model import Cluster, Link, Machine, Platform
 
     platform = Platform(
         (Cluster("A", (Machine(2, 1.0), Machine(2, 1.0)), Link(1.0), {"L": 2}, license_per_machine=True),)

@@ -57,8 +57,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import emulator
-from emulator.preemption import parse_resume
-from emulator.scenario import parse
+from emulator.core.preemption import parse_resume
+from emulator.data.scenario import parse
 
 LICENSES = ("lic0", "lic1")
 MIPS = (50.0, 100.0, 150.0, 400.0)

@@ -19,7 +19,7 @@ ray = pytest.importorskip("ray")
 from actors import HostDied, RayTransport, group_partitions, ray_backend, static_weights  # noqa: E402
 from actors.session import init_local  # noqa: E402
 from emulator import load_scenario, run  # noqa: E402
-from emulator.scenario import parse  # noqa: E402
+from emulator.data.scenario import parse  # noqa: E402
 
 from .conftest import shared_path  # noqa: E402
 
@@ -258,7 +258,7 @@ def test_a_dead_actor_running_free_is_recovered_and_the_trace_is_unchanged(ray_i
     run(scenario, tmp_path / "inproc")
     backend = KillingBackend(kill_at=1, checkpoint_every=1, compiled=False)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("emulator.coordinator.EVENT_BUDGET", 50)  # many calls per host: kills land mid-run
+        patch.setattr("emulator.sync.coordinator.EVENT_BUDGET", 50)  # many calls per host: kills land mid-run
         run(scenario, tmp_path / "ray", backend=backend)
     assert backend.transport.killed
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
@@ -328,7 +328,7 @@ def test_ray_listens_on_loopback_only(ray_instance):
 
 def test_a_sweep_on_ray_tasks_matches_in_process_runs(ray_instance, tmp_path):
     from actors import ray_tasks
-    from emulator.sweep import points, run_point
+    from emulator.engine.sweep import points, run_point
 
     todo = points([("seed", [1, 2])], ["workload.jobs=60"])
     on_ray = sorted(ray_tasks()("quickstart", todo), key=lambda r: r.point.index)
@@ -390,7 +390,7 @@ def test_a_plugin_only_the_driver_can_import_runs_in_actors_and_sweep_tasks(
     # The module is on this process's sys.path alone (not the working directory, not PYTHONPATH):
     # actors and tasks import it through the driver's import path (actors.session.driver_import_path).
     from actors import ray_tasks
-    from emulator.sweep import points
+    from emulator.engine.sweep import points
 
     from .test_plugins import PLUGINS, SCENARIO, SMALLEST_TIMES, times
 

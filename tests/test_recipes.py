@@ -6,9 +6,9 @@ import pyarrow as pa
 import pytest
 
 from emulator.cli import main
-from emulator.config import ScenarioError
-from emulator.scenario import load
-from emulator.sweep import parse_vary, points
+from emulator.core.config import ScenarioError
+from emulator.data.scenario import load
+from emulator.engine.sweep import parse_vary, points
 from workloads import presets, recipes
 
 

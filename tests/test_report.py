@@ -22,7 +22,8 @@ from matplotlib.image import imread
 
 from emulator import load_scenario, open_sweep, run
 from emulator.cli import main
-from emulator.metrics import usage_series
+from emulator.data.metrics import usage_series
+from emulator.engine.sweep import compare, varied_keys
 from emulator.report import build_report, load_run, plan_report, write_report
 from emulator.report.data import categories
 from emulator.report.distributions import distributions
@@ -33,7 +34,6 @@ from emulator.report.share import shares
 from emulator.report.style import steps
 from emulator.report.sweep_plot import sweep_figure, sweep_plot
 from emulator.report.usage import cluster_usage, usage_figure
-from emulator.sweep import compare, varied_keys
 
 RUN_FIGURES = ["gantt-alpha", "gantt-beta", "gantt-gamma", "usage", "queue", "share", "distributions", "late"]
 SWEEP_FIGURES = [

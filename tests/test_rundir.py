@@ -10,8 +10,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from emulator import coordinator, load_scenario, run, rundir, runner, trace
+from emulator import load_scenario, run
 from emulator.cli import main
+from emulator.data import rundir, trace
+from emulator.engine import runner
+from emulator.sync import coordinator
 
 SMALL = ["workload.jobs=120"]
 

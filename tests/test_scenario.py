@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.config import ScenarioError
+from emulator.core.config import ScenarioError
+from emulator.data.scenario import builtin_names, load, parse
 from emulator.policies import LOCAL
-from emulator.scenario import builtin_names, load, parse
 
 GOOD = """
 name = "tiny"

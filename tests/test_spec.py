@@ -1,14 +1,14 @@
-"""One parsed PolicySpec (emulator/spec.py) from the scenario to the cluster, its partition and the
+"""One parsed PolicySpec (emulator/core/spec.py) from the scenario to the cluster, its partition and the
 metrics: parsed once, never kept twice."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from emulator.cluster import ClusterPartition
-from emulator.model import Cluster, Link, Machine
-from emulator.scenario import load
-from emulator.spec import PolicySpec
+from emulator.core.model import Cluster, Link, Machine
+from emulator.core.spec import PolicySpec
+from emulator.data.scenario import load
+from emulator.partitions.cluster import ClusterPartition
 
 
 def test_a_spec_prints_back_as_it_parses():

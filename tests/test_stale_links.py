@@ -11,13 +11,14 @@ import copy
 import pyarrow as pa
 import pytest
 
-from emulator import coordinator, run
-from emulator.config import ScenarioError
-from emulator.horizons import Links
-from emulator.messages import META, STATUS
-from emulator.model import Link
-from emulator.runner import build_partitions
-from emulator.scenario import parse
+from emulator import run
+from emulator.core.config import ScenarioError
+from emulator.core.messages import META, STATUS
+from emulator.core.model import Link
+from emulator.data.scenario import parse
+from emulator.engine.runner import build_partitions
+from emulator.sync import coordinator
+from emulator.sync.horizons import Links
 
 from .conftest import job, machine
 
@@ -353,7 +354,7 @@ def test_invalid_stress_link_keys_are_reported_with_file_key_and_expectation(str
 
 
 def test_meta_knows_only_the_scenario_link_until_a_report_says_otherwise():
-    from emulator.meta import MetaPartition
+    from emulator.partitions.meta import MetaPartition
 
     raw = degrading("most-bandwidth", 0.0)
     s = parse(raw, "t")

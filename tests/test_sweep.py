@@ -9,8 +9,8 @@ import pytest
 
 from emulator import load_scenario, run
 from emulator.cli import main
-from emulator.config import ScenarioError
-from emulator.sweep import Point, mean_ci, parse_vary, points
+from emulator.core.config import ScenarioError
+from emulator.engine.sweep import Point, mean_ci, parse_vary, points
 
 
 def test_vary_lists_ranges_and_toml_values():
@@ -62,7 +62,7 @@ def test_every_point_is_checked_before_any_runs(tmp_path, capsys):
 
 
 def test_a_sweep_writes_every_point_and_a_failing_point_leaves_the_others(tmp_path, capsys, monkeypatch):
-    from emulator import sweep
+    from emulator.engine import sweep
 
     real = sweep.run_point
 
@@ -71,7 +71,7 @@ def test_a_sweep_writes_every_point_and_a_failing_point_leaves_the_others(tmp_pa
             raise SystemExit(3)  # the process dies without an answer
         return real(scenario, point)
 
-    monkeypatch.setattr("emulator.sweep_pool.run_point", flaky)
+    monkeypatch.setattr("emulator.engine.sweep_pool.run_point", flaky)
     out = tmp_path / "sweep"
     code = main(sweep_argv(out, *VARY))
     assert code == 1
@@ -96,7 +96,7 @@ def test_a_sweep_writes_every_point_and_a_failing_point_leaves_the_others(tmp_pa
     assert (out / "point-001" / "events.arrow").read_bytes() == (direct.out_dir / "events.arrow").read_bytes()
     assert rows[1]["jobs_finished"] == 60 and rows[2]["error"].startswith("WorkerDied")
     # --resume runs only what did not finish
-    monkeypatch.setattr("emulator.sweep_pool.run_point", real)
+    monkeypatch.setattr("emulator.engine.sweep_pool.run_point", real)
     assert (
         main([*sweep_argv(out, "--vary", "meta.policy=least-load,random", "--vary", "seed=1..2"), "--resume"])
         == 0
@@ -111,8 +111,8 @@ def test_a_point_over_its_timeout_is_stopped_and_marked(tmp_path, capsys, monkey
     def slow(scenario, point):
         clock.sleep(60)
 
-    monkeypatch.setattr("emulator.sweep_pool.run_point", slow)
-    monkeypatch.setattr("emulator.sweep_pool.POLL_SECONDS", 0.05)
+    monkeypatch.setattr("emulator.engine.sweep_pool.run_point", slow)
+    monkeypatch.setattr("emulator.engine.sweep_pool.POLL_SECONDS", 0.05)
     out = tmp_path / "sweep"
     assert main(sweep_argv(out, "--vary", "seed=1..2", "--point-timeout", "0.3")) == 1
     rows = pa.ipc.open_file(str(out / "sweep.arrow")).read_all().to_pylist()

@@ -379,7 +379,7 @@ def test_pwa_limit_counts_jobs_not_skipped_lines(tmp_path):
 
 
 def test_pwa_rules_from_a_scenario_file(tmp_path):
-    from emulator.scenario import parse
+    from emulator.data.scenario import parse
 
     path = write(tmp_path, swf_line(1, run=10, req_time=30, alloc=2), swf_line(2, run=-1))
     raw = {

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from emulator.coordinator import RunStats
-from emulator.timing import format_timing
+from emulator.sync.coordinator import RunStats
+from emulator.sync.timing import format_timing
 
 
 def test_the_report_names_partitions_by_share():

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.genetic import Waiting, Weights, cost, evolve, order_crossover
+from emulator.core.genetic import Waiting, Weights, cost, evolve, order_crossover
 
 from .conftest import job, machine, run_scenario
 from .test_properties import (

@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 
 from emulator import load_scenario, run
+from emulator.data.trace import EVENT_SCHEMA
 from emulator.policies.easy import Easy
-from emulator.trace import EVENT_SCHEMA
 
 
 def read(path):
@@ -32,7 +32,7 @@ def test_events_are_sorted_and_jobs_complete(tmp_path):
 
 
 def test_batches_flush_during_the_run(tmp_path, monkeypatch):
-    monkeypatch.setattr("emulator.trace.TraceWriter.__init__.__defaults__", (None, 100))
+    monkeypatch.setattr("emulator.data.trace.TraceWriter.__init__.__defaults__", (None, 100))
     run(load_scenario("quickstart", ["workload.jobs=300"]), tmp_path / "run")
     with pa.memory_map(str(tmp_path / "run" / "events.arrow")) as source:
         reader = pa.ipc.open_file(source)
@@ -51,7 +51,7 @@ def test_a_crash_leaves_readable_part_files_and_nothing_under_final_names(tmp_pa
         return original(self, view)
 
     monkeypatch.setattr(Easy, "schedule", failing)
-    monkeypatch.setattr("emulator.trace.TraceWriter.__init__.__defaults__", (None, 100))
+    monkeypatch.setattr("emulator.data.trace.TraceWriter.__init__.__defaults__", (None, 100))
     out = tmp_path / "run"
     with pytest.raises(RuntimeError, match="policy bug"):
         run(load_scenario("quickstart", ["workload.jobs=300"]), out)
@@ -64,9 +64,9 @@ def test_partitions_survive_pickling_mid_run():
     """Ray checkpoints pickle partitions: the copy, fed the same inboxes, must return the same results."""
     import pickle
 
-    from emulator import coordinator
-    from emulator.horizons import Links
-    from emulator.runner import build_partitions
+    from emulator.engine.runner import build_partitions
+    from emulator.sync import coordinator
+    from emulator.sync.horizons import Links
 
     class Twin(coordinator.InProcess):
         copy: coordinator.InProcess | None = None

@@ -8,9 +8,9 @@ import pyarrow as pa
 import pytest
 
 from emulator import run
-from emulator.config import ScenarioError
-from emulator.scenario import parse
-from emulator.sweep import inert_keys, mean_ci
+from emulator.core.config import ScenarioError
+from emulator.data.scenario import parse
+from emulator.engine.sweep import inert_keys, mean_ci
 
 from .conftest import job, machine, one_cluster
 

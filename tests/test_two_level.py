@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from emulator.model import Job
+from emulator.core.model import Job
 from emulator.policies import META, PolicyError
 from emulator.policies.two_level import (
     TwoLevel,

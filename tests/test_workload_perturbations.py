@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from emulator import run
 from emulator.cli import main
-from emulator.config import ScenarioError
-from emulator.replay import replay_scenario
-from emulator.scenario import load, parse
+from emulator.core.config import ScenarioError
+from emulator.data.replay import replay_scenario
+from emulator.data.scenario import load, parse
 from workloads import perturb
 from workloads.perturb import Burst, Estimates, WorkloadStress
 from workloads.table import job_table

@@ -8,8 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from emulator.model import Cluster, Link, Machine, Platform
-from emulator.scenario import load
+from emulator.core.model import Cluster, Link, Machine, Platform
+from emulator.data.scenario import load
 from workloads import presets
 from workloads.generators import PLATFORMS, WORKLOADS, cs2, licensed_grid, mcrs, muscle, two_level
 from workloads.synthetic import columns

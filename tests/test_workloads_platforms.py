@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from emulator.config import ScenarioError
-from emulator.scenario import parse
+from emulator.core.config import ScenarioError
+from emulator.data.scenario import parse
 from workloads.alea import machines_path, read_machines
 from workloads.columns import TraceError
 from workloads.platforms import from_machines, from_sites, from_swf_header, trace_name

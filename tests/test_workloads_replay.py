@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from emulator import run
-from emulator.config import ScenarioError
-from emulator.replay import jobs_path, replay_scenario
-from emulator.scenario import load, parse
+from emulator.core.config import ScenarioError
+from emulator.data.replay import jobs_path, replay_scenario
+from emulator.data.scenario import load, parse
 
 FILES = ("events.arrow", "jobs.arrow")
 

@@ -203,7 +203,7 @@ def test_swf_arrow_swf_round_trip_keeps_every_field_and_the_header(tmp_path, rul
 
 
 def test_writer_from_model_columns_only(tmp_path):
-    from emulator.model import Job
+    from emulator.core.model import Job
     from workloads.table import from_jobs
 
     table = from_jobs([Job(1, 5.0, 4, estimate=100.0, runtime=60.0, user=9), Job(2, 7.0, 1, estimate=3.0)])
@@ -217,7 +217,7 @@ def test_writer_from_model_columns_only(tmp_path):
 
 def test_exporting_a_run_writes_its_schedule(tmp_path):
     from emulator import run
-    from emulator.scenario import parse
+    from emulator.data.scenario import parse
 
     source = write(tmp_path, line(1, run=10, alloc=2), line(2, submit=1, run=5, alloc=4), line(3, alloc=99))
     raw = {

@@ -2,7 +2,7 @@
 
 Every source produces a jobs table (:mod:`workloads.table`: the emulator's
 job attributes as Arrow columns, plus the trace's own fields);
-:class:`emulator.model.Job` objects are built from it only to run.
+:class:`emulator.core.model.Job` objects are built from it only to run.
 
 >>> from workloads import read_swf, write_swf
 >>> trace = read_swf("KTH-SP2-1996-2.1-cln.swf.gz", rules="pwa", limit=1000)  # doctest: +SKIP

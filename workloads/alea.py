@@ -27,7 +27,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from emulator.model import MAX_CPUS_PER_MACHINE, MAX_MACHINES, PLACEMENTS, SINGLE, SPREAD
+from emulator.core.model import MAX_CPUS_PER_MACHINE, MAX_MACHINES, PLACEMENTS, SINGLE, SPREAD
 
 from .columns import TraceError
 from .swf import SWF, Layout, SwfTrace, read_swf

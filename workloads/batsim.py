@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from emulator.model import platform_of
-from emulator.rundir import replacing
+from emulator.core.model import platform_of
+from emulator.data.rundir import replacing
 
 __all__ = ["COLUMNS", "intervals", "write_batsim"]
 

@@ -25,7 +25,7 @@ for unknown, and the trace's own header comment lines written as they were
 (:data:`~workloads.header.HEADER_LINES_KEY`; a table without them gets its
 parsed header, else a minimal one). A schedule's field 16 (partition) is the
 cluster each job ran on, numbered from 1 in the scenario's order (the run's
-:data:`~emulator.model.PLATFORM_KEY`; a table without it, the clusters in name
+:data:`~emulator.core.model.PLATFORM_KEY`; a table without it, the clusters in name
 order), -1 if it never ran; the header's own partition lines give way to a
 ``MaxPartitions`` line and one ``Partition: N name`` line per cluster, which
 ``read_swf(..., sites="partition")`` reads back as the clusters' names.
@@ -44,8 +44,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from emulator.model import platform_of
-from emulator.rundir import replacing
+from emulator.core.model import platform_of
+from emulator.data.rundir import replacing
 
 from .gwf import GWF_FIELDS, GWF_TEXT_COLUMNS
 from .header import HEADER_KEY, drop_keys, header_lines_of, header_of

@@ -23,8 +23,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from emulator.config import ScenarioError, Table
-from emulator.model import PLACEMENTS, Platform
+from emulator.core.config import ScenarioError, Table
+from emulator.core.model import PLACEMENTS, Platform
 
 from . import transform
 from .alea import ALEA_PLACEMENTS, ALEA_SITES, read_alea, read_machines

@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from emulator.rundir import replacing
+from emulator.data.rundir import replacing
 
 __all__ = ["RUN_TABLES", "copy_run", "write_parquet"]
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from emulator.config import ScenarioError, Table
+from emulator.core.config import ScenarioError, Table
 
 from .transform import scale_interarrival
 

@@ -13,7 +13,7 @@ A trace says little about its machine, and what it says differs by source:
   unknown), and at least its largest job, made of 1-CPU machines. The log's
   own schedule then fits the platform.
 
-Every function returns ``[[clusters]]`` tables for :mod:`emulator.scenario`
+Every function returns ``[[clusters]]`` tables for :mod:`emulator.data.scenario`
 (validated like hand-written ones). ``mips`` rates the machines (Alea:
 ``speed x mips``); ``latency`` and ``bandwidth`` are each cluster's link.
 """

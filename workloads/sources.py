@@ -1,8 +1,8 @@
 """The ``[workload]`` and ``[platform]`` tables of a scenario file: which source, with which options.
 
-:mod:`emulator.scenario` validates the rest of a scenario and calls
+:mod:`emulator.data.scenario` validates the rest of a scenario and calls
 :func:`workload_table` and :func:`platform_clusters`; both read their keys
-through :class:`emulator.config.Table`, so every error names the file, the
+through :class:`emulator.core.config.Table`, so every error names the file, the
 key, the value and what was expected, and the effective configuration
 records every option with its default.
 
@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from emulator.config import ScenarioError, Table
-from emulator.model import PLACEMENTS, Platform
+from emulator.core.config import ScenarioError, Table
+from emulator.core.model import PLACEMENTS, Platform
 
 from . import formats, resample, transform
 from .generators import PLATFORMS, WORKLOADS

@@ -35,7 +35,7 @@ from os import PathLike
 import numpy as np
 import pyarrow as pa
 
-from emulator.model import PLACEMENTS, SPREAD, Job
+from emulator.core.model import PLACEMENTS, SPREAD, Job
 
 from . import transform
 from .columns import Fields, SkippedLine, TraceError, ints, open_binary, reals, scan

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from emulator.model import PLACEMENTS, USER_CLASSES, Job
+from emulator.core.model import PLACEMENTS, USER_CLASSES, Job
 
 from .table import job_table, to_jobs
 

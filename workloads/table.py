@@ -1,7 +1,7 @@
 """Job streams as columns: the Arrow jobs table every source produces and every writer reads.
 
 A job stream is an Arrow table with the emulator's input columns
-(:data:`emulator.model.JOB_INPUTS`, the attributes of :class:`emulator.model.Job`)
+(:data:`emulator.core.model.JOB_INPUTS`, the attributes of :class:`emulator.core.model.Job`)
 plus, for streams read from traces, *trace columns*: the fields of the source
 format the model does not use (an SWF log's wait time, status, queue...), kept
 so that a stream written back in its own format loses nothing. Trace columns
@@ -10,7 +10,7 @@ are named by their format: ``swf_*`` (SWF fields 3-18, also GWF fields 3-16),
 ``jobs.arrow`` carries them too, after the outcome columns, so a replay or an
 export keeps them.
 
-Readers and generators build tables; :class:`~emulator.model.Job` objects are
+Readers and generators build tables; :class:`~emulator.core.model.Job` objects are
 made only when a scenario is run (:func:`to_jobs`).
 """
 
@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from emulator.model import JOB_INPUTS, Job
-from emulator.rundir import WRITE_OPTIONS, replacing
+from emulator.core.model import JOB_INPUTS, Job
+from emulator.data.rundir import WRITE_OPTIONS, replacing
 
 __all__ = [
     "JOB_INPUTS",

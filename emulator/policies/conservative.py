@@ -45,9 +45,9 @@ from collections import Counter
 
 import numpy as np
 
-from .. import execution
-from ..model import Job
-from ..placement import Scratch
+from ..core.model import Job
+from ..state import execution
+from ..state.placement import Scratch
 from .cpu_profile import Block, CpuProfile, Demand
 from .local_base import Decision, LocalPolicy
 from .ordering import HALF_LIFE, ORDER_CHECKS, QueueOrder

@@ -6,14 +6,14 @@ machines) and copies per license type (``copies``, rows x licenses). Row 0 is
 the cluster as it is now; running jobs give their CPUs and copies back at their
 estimated ends, and every reservation is a :class:`Block` taken over
 ``[start, end)``. Counts per machine, not PE numbers (unlike
-:class:`~emulator.pe_profile.PeProfile`, GridSim's): a job needs only enough
+:class:`~emulator.core.pe_profile.PeProfile`, GridSim's): a job needs only enough
 free CPUs on its machines when it starts, and the cluster gives it the lowest
 free PEs then.
 
 :meth:`CpuProfile.earliest` answers the one question asked: the earliest start
 (``now`` or a later row's time, before a bound) at which a job fits on its
 machines for its whole estimated duration, and where (first fit over the
-window's least free CPUs, :func:`~emulator.placement.first_fit`). Rows that no
+window's least free CPUs, :func:`~emulator.state.placement.first_fit`). Rows that no
 window may hold (too few CPUs or copies in the row itself) rule out candidates
 in one vectorized pass, as in ``PeProfile.earliest``; the survivors are
 checked with a cumulative minimum over their window's rows.
@@ -27,9 +27,9 @@ from functools import cached_property
 
 import numpy as np
 
-from ..model import SINGLE, Job
-from ..placement import first_fit
-from ..resources import Plan
+from ..core.model import SINGLE, Job
+from ..core.resources import Plan
+from ..state.placement import first_fit
 
 
 @dataclass(frozen=True)

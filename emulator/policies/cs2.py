@@ -53,8 +53,8 @@ from operator import attrgetter
 
 import numpy as np
 
-from ..model import SINGLE, Job
-from ..preemption import CHECKPOINT, STOP, SUSPEND, Preempt
+from ..core.model import SINGLE, Job
+from ..core.preemption import CHECKPOINT, STOP, SUSPEND, Preempt
 from . import cs2_matrix as cs
 from .local_base import Decision, LocalPolicy
 from .params import Param

@@ -2,7 +2,7 @@
 
 ``L_c = sum over the jobs allocated to c of e_jc * s_j / m_c``: ``e_jc`` the
 job's execution time on ``c`` by estimate (``length / MIPS`` of the machines
-it would get there, :meth:`~emulator.meta.MetaView.speed`), ``s_j`` its CPUs,
+it would get there, :meth:`~emulator.partitions.meta.MetaView.speed`), ``s_j`` its CPUs,
 ``m_c`` the cluster's CPUs. Eligible: the cluster can run the job at all
 (for rigid jobs without licenses, ``m_c >= s_j``).
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Job, Platform
+from ..core.model import Job, Platform
 from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
 from .params import Param
 from .registry import META

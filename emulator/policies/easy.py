@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..model import SINGLE, Job
-from ..placement import Reservation, Scratch, reserve, speed
+from ..core.model import SINGLE, Job
+from ..state.placement import Reservation, Scratch, reserve, speed
 from .local_base import Decision, LocalPolicy
 from .ordering import HALF_LIFE, ORDER_CHECKS, QueueOrder
 from .registry import LOCAL

@@ -7,7 +7,7 @@ still without backfilling).
 
 from __future__ import annotations
 
-from ..placement import Scratch
+from ..state.placement import Scratch
 from .local_base import Decision, LocalPolicy
 from .ordering import HALF_LIFE, ORDER_CHECKS, QueueOrder
 from .registry import LOCAL

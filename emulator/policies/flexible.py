@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..placement import Scratch
+from ..state.placement import Scratch
 from .easy import backfill
 from .local_base import Decision, LocalPolicy
 from .params import Param

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Job
+from ..core.model import Job
 from .gridsim_parallel import GridSimParallel, Pass
 from .local_base import Decision
 from .registry import LOCAL

@@ -3,7 +3,7 @@
 ``ParallelResource`` runs multi-PE jobs across PEs under ``AggressiveBackfill``
 (EASY, local policy ``gridsim-easy``) or ``ConservativeBackfill``
 (``gridsim-conservative``). Both keep a profile of which PEs are free over
-time (:class:`~emulator.pe_profile.PeProfile`, GridSim's ``SingleProfile``) and
+time (:class:`~emulator.core.pe_profile.PeProfile`, GridSim's ``SingleProfile``) and
 follow the same rules, read from the sources:
 
 - PEs are numbered across the cluster, machine by machine (machine 0's PEs
@@ -12,7 +12,7 @@ follow the same rules, read from the sources:
   so every decision names its PEs (see :meth:`Resources.allocate`);
 - every job is planned and run for ``floor(length / rating) + 1`` whole
   seconds at the first machine's PE rating (``forecastExecutionTime``,
-  :class:`~emulator.execution.WholeSeconds`). There is no separate estimate:
+  :class:`~emulator.state.execution.WholeSeconds`). There is no separate estimate:
   the length is the job's actual one, known to the scheduler;
 - a job asking for more PEs than the cluster has fails at submission
   (``gridletSubmit``): :meth:`admit` makes every job ``spread`` over the
@@ -33,9 +33,9 @@ from collections import Counter
 
 import numpy as np
 
-from .. import execution
-from ..model import SPREAD, Cluster, Job
-from ..pe_profile import PeProfile
+from ..core.model import SPREAD, Cluster, Job
+from ..core.pe_profile import PeProfile
+from ..state import execution
 from .local_base import Decision, LocalPolicy
 from .registry import PolicyError
 

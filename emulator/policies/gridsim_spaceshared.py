@@ -3,13 +3,13 @@
 A gridlet asking for n PEs runs on one PE with n times the length (GridSim
 5.2 does not run multi-PE gridlets across PEs); PEs are taken from the first
 machine in list order with a free PE, lowest PE first. The timing quirks live
-in :class:`emulator.execution.GridSimSpaceShared`.
+in :class:`emulator.state.execution.GridSimSpaceShared`.
 """
 
 from __future__ import annotations
 
-from .. import execution
-from ..model import SINGLE, Job
+from ..core.model import SINGLE, Job
+from ..state import execution
 from .fcfs import Fcfs
 from .registry import LOCAL
 

@@ -3,16 +3,16 @@
 A gridlet asking for n PEs runs as a 1-PE gridlet of n times the length (as
 ``TimeShared.gridletSubmit`` rewrites it). Each queued job starts at once on
 the least-loaded PE (fewest jobs, then first machine, lowest PE), which may
-already run others: the cluster's PEs are :class:`~emulator.timeshared.SharedResources`.
+already run others: the cluster's PEs are :class:`~emulator.state.timeshared.SharedResources`.
 How fast each gridlet progresses, and when it ends, is
-:class:`emulator.timeshared.GridSimTimeShared`. A job waits only for license
+:class:`emulator.state.timeshared.GridSimTimeShared`. A job waits only for license
 copies (GridSim has none).
 """
 
 from __future__ import annotations
 
-from .. import timeshared
-from ..model import Job
+from ..core.model import Job
+from ..state import timeshared
 from .gridsim_spaceshared import one_pe
 from .local_base import Decision, LocalPolicy
 from .registry import LOCAL

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..execution import Exact
-from ..model import Cluster, Job
-from ..resources import Pes, Plan, Resources
-from ..views import ClusterView
+from ..core.model import Cluster, Job
+from ..core.resources import Pes, Plan, Resources
+from ..state.execution import Exact
+from ..state.views import ClusterView
 
 Decision = tuple[Job, Plan] | tuple[Job, Plan, Pes]
 """Start ``job`` now on ``plan``; a third item names the PEs it takes (see :meth:`Resources.allocate`).
@@ -15,7 +15,7 @@ Decision = tuple[Job, Plan] | tuple[Job, Plan, Pes]
 Without it each machine's lowest free PEs are taken. Policies that book PEs
 ahead (GridSim's parallel package: a reservation keeps its PEs) name them.
 Starting a queued job that was preempted resumes it. A policy may also return
-:class:`~emulator.preemption.Preempt` decisions; the partition applies the
+:class:`~emulator.core.preemption.Preempt` decisions; the partition applies the
 list in order, so preemptions come before the starts that use what they free.
 """
 
@@ -30,7 +30,7 @@ class LocalPolicy:
 
     name = "?"
     execution: type = Exact
-    """The execution model (see :mod:`emulator.execution`) this policy's jobs run under."""
+    """The execution model (see :mod:`emulator.state.execution`) this policy's jobs run under."""
     resources_class: type = Resources
     """How the cluster's CPUs are shared: space-shared (one job per PE) unless a policy says otherwise."""
     period: float = 0.0

@@ -5,7 +5,7 @@
 - ``bw_c``: the bandwidth of the link to ``c`` (no transfer time when unlimited).
 - ``power_c`` (``power``): ``"placed"``, the MIPS of the machines ``j``
   would get on the idle cluster by a first fit (a spread job runs at its
-  slowest machine's pace; :meth:`~emulator.meta.MetaView.speed`); or
+  slowest machine's pace; :meth:`~emulator.partitions.meta.MetaView.speed`); or
   ``"mean"``, the cluster's mean MIPS per CPU.
 - ``wait(j, c)``, from the cluster's last status report and the jobs
   dispatched since (the paper: the processing time of the jobs queued before
@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Job, Platform
+from ..core.model import Job, Platform
 from .meta_base import Choice, Dispatch, MetaPolicy, Reject, no_cluster
 from .params import Param
 from .registry import META

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..messages import Status
-from ..meta_view import MetaView
-from ..model import Job
+from ..core.messages import Status
+from ..core.model import Job
+from ..state.meta_view import MetaView
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,7 @@ Choice = Dispatch | Reject | Hold
 class MetaPolicy:
     """Base of meta policies; keyword-only constructor arguments are parameters.
 
-    ``select`` sees only :class:`~emulator.meta.MetaView`: the static platform
+    ``select`` sees only :class:`~emulator.partitions.meta.MetaView`: the static platform
     and what the clusters reported (after the link latency), never live state.
     ``rng`` (the partition's seeded stream) and ``platform`` are passed by the
     engine when a constructor asks for them. A policy that keeps its own

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Job
+from ..core.model import Job
 from .meta_base import HOLD, Choice, Dispatch, MetaPolicy, Reject, no_cluster
 from .registry import META
 

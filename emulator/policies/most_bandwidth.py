@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Job
+from ..core.model import Job
 from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
 from .most_power import per_waiting_job
 from .registry import META

@@ -1,7 +1,7 @@
 """PARS (seed 003's baseline): the eligible cluster with the most processing power.
 
 ``measure = "per-cpu"`` (default): the MIPS the job's CPUs would run at
-(:meth:`~emulator.meta.MetaView.speed`, the machines a first fit takes on the
+(:meth:`~emulator.partitions.meta.MetaView.speed`, the machines a first fit takes on the
 idle cluster), the paper's ``PP_r`` ("processing power/node", the divisor of
 its processing time). ``"total"``: the cluster's CPUs x MIPS summed. Ties go
 to the lowest index.
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Job, Platform
+from ..core.model import Job, Platform
 from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
 from .params import Param
 from .registry import META

@@ -15,7 +15,7 @@ Algorithm 4 of the paper, per batch of collected jobs:
    than it gains here: a held job is hidden from TITAN, which would have
    ordered it by its deadline and searched over it at every arrival
    (``docs/reproductions.md`` measures it: e.g. ``threshold = 300``).
-2. **Pack.** The composition table of the batch (:mod:`emulator.composition`,
+2. **Pack.** The composition table of the batch (:mod:`emulator.core.composition`,
    ``m_MAX`` = the largest cluster) fills each cluster's *earliest free
    resource space*: the CPUs of MUSCLE's own plan of the cluster (per CPU,
    when the jobs it sent end by estimate, never before now) free at the
@@ -32,7 +32,7 @@ Algorithm 4 of the paper, per batch of collected jobs:
 Readings: ``p, etSum, sizeSum, slkSum`` run over the jobs MUSCLE sent to the
 cluster that it has not heard finish (or be rejected), plus the batch's; the
 execution time on ``c`` is the estimate at the MIPS the job would get there
-(:meth:`~emulator.meta.MetaView.speed`); a job's slack is ``deadline - e_jc -
+(:meth:`~emulator.partitions.meta.MetaView.speed`); a job's slack is ``deadline - e_jc -
 submit``, at least 0, and ``free_slack * e_jc`` for a job without deadline;
 ``e_c = 0`` for a cluster with no jobs and ``inf`` when its jobs have no slack
 left. Jobs no cluster can run are rejected at once. Jobs that entered a
@@ -47,8 +47,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..composition import CompositionTable
-from ..model import Job, Platform
+from ..core.composition import CompositionTable
+from ..core.model import Job, Platform
 from .meta_base import HOLD, Choice, Dispatch, MetaPolicy, no_cluster
 from .params import Param
 from .registry import META

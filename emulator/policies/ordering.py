@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
-from ..model import Job
-from ..placement import speed
+from ..core.model import Job
+from ..state.placement import speed
 from .params import Param
 
 ORDERS = ("fcfs", "sjf", "ljf", "saf", "laf", "wfp", "fairshare")

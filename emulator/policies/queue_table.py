@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..model import SINGLE, Job
+from ..core.model import SINGLE, Job
 
 _FLOATS = ("submit", "estimate", "bench", "deadline", "ms_priority")
 

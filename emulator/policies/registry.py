@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ..spec import PolicySpec
+from ..core.spec import PolicySpec
 from . import plugins
 from .errors import PolicyError
 from .local_base import LocalPolicy

@@ -1,7 +1,7 @@
 """TITAN (seed 004): a genetic algorithm reorders the waiting jobs at every scheduling event.
 
-At each event the waiting jobs are rescheduled by :func:`emulator.genetic.evolve`
-(CP over makespan, idle time and over-deadline, see :mod:`emulator.genetic`);
+At each event the waiting jobs are rescheduled by :func:`emulator.core.genetic.evolve`
+(CP over makespan, idle time and over-deadline, see :mod:`emulator.core.genetic`);
 the jobs the best schedule starts *now* are started, the others wait for the
 next event. Running jobs are never moved: their CPUs count as busy until their
 estimated end. When nothing changed since the last schedule (the same jobs
@@ -44,7 +44,7 @@ time. The paper says both:
   (4, 3, 1) makespan weighs 3 and idle time 1.
 
 The same triple, e.g. Fig. 6's ``titan[w_over=12.0]`` for (12, 3, 1), thus
-means either; :func:`cp_weights` maps it, and ``emulator/metrics.py`` judges
+means either; :func:`cp_weights` maps it, and ``emulator/data/metrics.py`` judges
 the cluster's CP with the pairing of its TITAN.
 """
 
@@ -52,9 +52,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..genetic import Evolved, Waiting, Weights, cost, evolve
-from ..model import Cluster
-from ..placement import Scratch
+from ..core.genetic import Evolved, Waiting, Weights, cost, evolve
+from ..core.model import Cluster
+from ..state.placement import Scratch
 from .local_base import Decision, LocalPolicy
 from .params import Param
 from .registry import LOCAL, PolicyError

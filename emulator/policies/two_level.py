@@ -52,7 +52,7 @@ from collections import deque
 
 import numpy as np
 
-from ..model import Job, Platform
+from ..core.model import Job, Platform
 from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
 from .params import Param
 from .registry import META, PolicyError

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Job, Platform
+from ..core.model import Job, Platform
 from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
 from .most_power import total_power
 from .registry import META

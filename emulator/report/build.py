@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from ..sweep import varied_keys
+from ..engine.sweep import varied_keys
 from .data import RunData, is_run_dir, load_run, read_arrow
 from .distributions import distribution_figure, distributions
 from .gantt import gantt_bars, gantt_figure

@@ -16,10 +16,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..config import ScenarioError
-from ..metrics import numbers, rows_of
-from ..model import USER_CLASSES
-from ..scenario import build_platform
+from ..core.config import ScenarioError
+from ..core.model import USER_CLASSES
+from ..data.metrics import numbers, rows_of
+from ..data.scenario import build_platform
 
 RUN_FILES = ("summary.json", "jobs.arrow", "events.arrow", "scenario.toml")
 """What a run directory must hold for a report."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..metrics import bounded_slowdown, numbers
+from ..data.metrics import bounded_slowdown, numbers
 from .data import RunData, cluster_names
 from .style import new_figure, palette
 

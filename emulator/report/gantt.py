@@ -23,7 +23,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..metrics import INT, is_in, numbers
+from ..data.metrics import INT, is_in, numbers
 from .data import RunData, categories, job_rows
 from .style import legend_patches, new_figure, palette, time_axis, time_unit
 

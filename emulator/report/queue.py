@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from ..metrics import INT, is_in, numbers
+from ..data.metrics import INT, is_in, numbers
 from .data import RunData
 from .style import last_time, new_figure, palette, steps, time_axis
 

@@ -1,7 +1,7 @@
 """Sweep plots: a metric against a varied parameter, one series per combination of the other keys.
 
 Each point is the mean over seeds with its 95% confidence interval (Student's t,
-from :func:`emulator.sweep.compare`, the numbers of the sweep's table). The x axis is
+from :func:`emulator.engine.sweep.compare`, the numbers of the sweep's table). The x axis is
 the first varied numeric key (e.g. ``workload.mean_interarrival``), drawn as lines
 with bands; with no numeric key it is the first key's values as categories (e.g.
 each ``meta.policy``), drawn as points with error bars side by side, since a line
@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from ..sweep import FAILURE_METRICS, METRICS, compare
+from ..engine.sweep import FAILURE_METRICS, METRICS, compare
 from .style import TIME_UNITS, ReportError, new_figure, palette, time_unit
 
 QUANTITIES: dict[str, tuple[str, str]] = {

@@ -11,9 +11,9 @@ from html import escape
 
 import pyarrow as pa
 
-from ..metrics import METRICS, jobs_sentence
-from ..sweep import METRICS as SWEEP_METRICS
-from ..sweep import compare, varied_keys
+from ..data.metrics import METRICS, jobs_sentence
+from ..engine.sweep import METRICS as SWEEP_METRICS
+from ..engine.sweep import compare, varied_keys
 from .data import RunData
 from .page import html_table
 

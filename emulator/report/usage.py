@@ -1,6 +1,6 @@
 """CPU and license usage over time, per cluster: the curves the SU and LU metrics integrate.
 
-The series are :func:`emulator.metrics.usage_series`, the metrics' own inputs, so a
+The series are :func:`emulator.data.metrics.usage_series`, the metrics' own inputs, so a
 plot can never disagree with ``summary.json``: "used" is CPUs (copies) held by
 running jobs, "wanted" is what the jobs in the cluster's system (queued or
 running) ask for, and capacity is the cluster's size.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..metrics import usage_series
+from ..data.metrics import usage_series
 from .data import RunData
 from .style import OKABE_ITO, last_time, new_figure, steps, time_axis
 

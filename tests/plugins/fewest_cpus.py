@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from emulator.meta_view import MetaView
-from emulator.model import Job
+from emulator.core.model import Job
 from emulator.policies.meta_base import Choice, Dispatch, MetaPolicy, no_cluster
+from emulator.state.meta_view import MetaView
 
 
 class FewestQueuedCpus(MetaPolicy):

@@ -6,9 +6,9 @@ docs/policies.md shows this file; tests/test_plugins.py runs it from a scenario 
 
 from __future__ import annotations
 
-from emulator.placement import Scratch
 from emulator.policies.local_base import Decision, LocalPolicy
-from emulator.views import ClusterView
+from emulator.state.placement import Scratch
+from emulator.state.views import ClusterView
 
 
 class SmallestFirst(LocalPolicy):

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from emulator.model import Platform
+from emulator.core.model import Platform
 
 from .. import synthetic
 from . import cs2, licensed_grid, mcrs, muscle, two_level

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from emulator.model import Platform
+from emulator.core.model import Platform
 
 from ..table import job_table
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 
-from emulator.config import ScenarioError, Table
+from emulator.core.config import ScenarioError, Table
 
 from ..named_files import NamedFiles
 

@@ -1,0 +1,399 @@
+"""Trace files: ``events.arrow`` (one row per event) and ``jobs.arrow`` (one row per job).
+
+Only the driver writes. Rows arrive per round, partitions running ahead of
+each other; :class:`~emulator.sync.merge.RowMerger` releases them in
+``(time, partition, sequence)`` order once no partition can produce an
+earlier one, and they are written in batches. Files are written under ``NAME.part`` and renamed when
+complete: a crash never leaves a corrupt file under the final name (after a
+Python error the ``.part`` file is closed and readable up to the last batch).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+from time import monotonic
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..core.failures import ESTIMATE
+from ..core.messages import ARRIVE, DISPATCHED, EVENT_KINDS, FINISH, KILL, PREEMPT, REJECT, RESUME, START
+from ..core.model import JOB_INPUTS, PLATFORM_KEY, Job, Platform, platform_metadata
+from ..core.preemption import STOP, parse_resume
+from ..sync.merge import RowMerger
+from . import rundir
+from .rundir import WRITE_OPTIONS
+
+EVENT_SCHEMA = pa.schema(
+    [
+        ("time", pa.float64()),
+        ("kind", pa.dictionary(pa.int8(), pa.string())),
+        ("job", pa.int64()),
+        ("cluster", pa.int32()),
+        ("partition", pa.int32()),
+        ("cpus", pa.int32()),
+        ("machines", pa.list_(pa.int32())),
+        ("pes", pa.list_(pa.int32())),
+        ("info", pa.string()),
+    ]
+)
+_KINDS = pa.array(EVENT_KINDS, pa.string())
+
+
+class PartFile:
+    """An Arrow IPC file written as ``path.part`` and renamed to ``path`` on :meth:`commit`."""
+
+    def __init__(self, path: Path, schema: pa.Schema) -> None:
+        self.path = Path(path)
+        self.part = self.path.with_name(self.path.name + ".part")
+        self._sink = pa.OSFile(str(self.part), "wb")
+        self._writer = pa.ipc.new_file(self._sink, schema, options=WRITE_OPTIONS)
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self._writer.write_batch(batch)
+
+    def sync(self) -> None:
+        """Push what was written to the disk: a run killed later leaves it readable
+        (:func:`emulator.data.rundir.recover`)."""
+        self._sink.flush()
+        os.fsync(self._sink.fileno())
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._sink.close()
+            self._writer = None
+
+    def commit(self, batch_rows: int | None = None) -> None:
+        """Close, sync and rename; ``batch_rows``: first re-cut the batches to exactly that many rows
+        (after flushes by the clock, so the final file's bytes depend on its rows alone)."""
+        self.close()
+        if batch_rows is not None:
+            _rebatch(self.part, batch_rows)
+        with open(self.part, "rb+") as file:
+            os.fsync(file.fileno())
+        os.replace(self.part, self.path)
+        rundir.fsync_dir(self.path.parent)
+
+
+BATCH_WIDTH = 1 << 22
+"""Machines and PEs listed in one batch at most (its rows are fewer when they are wide): building a
+batch of 65,536 rows that each list 2,048 PEs would take gigabytes."""
+
+
+def batch_cut(widths: np.ndarray, rows: int) -> int | None:
+    """Rows in the next batch: ``rows``, or fewer once their widths (machines + PEs listed) reach
+    :data:`BATCH_WIDTH`; None if ``widths`` (the rows waiting) reach neither yet. A function of the
+    rows alone, so a file's batches, and its bytes, are too."""
+    reached = np.flatnonzero(np.cumsum(widths[:rows]) >= BATCH_WIDTH)
+    if reached.size:
+        return int(reached[0]) + 1
+    return rows if widths.size >= rows else None
+
+
+def _widths(table: pa.Table) -> np.ndarray:
+    """Machines + PEs each row lists."""
+    machines, pes = (pc.list_value_length(table.column(name)).to_numpy() for name in ("machines", "pes"))
+    return (machines + pes).astype(np.int64)
+
+
+def _rebatch(path: Path, rows: int) -> None:
+    """Rewrite the IPC file ``path`` in the batches :func:`batch_cut` gives (after flushes by the clock)."""
+    fresh = path.with_name(path.name + ".rebatch")
+    with pa.memory_map(str(path)) as source:
+        reader = pa.ipc.open_file(source)
+        with (
+            pa.OSFile(str(fresh), "wb") as sink,
+            pa.ipc.new_file(sink, reader.schema, options=WRITE_OPTIONS) as writer,
+        ):
+            pending = pa.Table.from_batches([], schema=reader.schema)
+            for i in range(reader.num_record_batches + 1):
+                if i < reader.num_record_batches:
+                    pending = pa.concat_tables([pending, pa.Table.from_batches([reader.get_batch(i)])])
+                last = i == reader.num_record_batches
+                while (n := batch_cut(_widths(pending), rows)) is not None or (last and pending.num_rows):
+                    n = n or pending.num_rows
+                    writer.write_table(pending.slice(0, n).combine_chunks())
+                    pending = pending.slice(n)
+    os.replace(fresh, path)
+
+
+class Outcomes:
+    """Each job's outcome, filled from the event rows as they are written.
+
+    ``start`` is a job's first start (its wait ends there); ``machines``/``pes``
+    are those of its last (re)start, where it finished. ``run_time`` is the
+    seconds on CPUs over all its runs, overheads included (``finish - start``
+    for a job never preempted); ``wasted_cpu_seconds`` the CPU-seconds lost to
+    preemption: each resume's overhead, and the progress thrown away when it
+    restarts from zero (a ``resume`` row of kind ``stop``; see
+    :mod:`emulator.core.preemption`).
+
+    Failures (:mod:`emulator.core.failures`): a ``kill`` row by a failure or an
+    outage counts as a preemption for these sums (and in ``kills``, not in
+    ``preemptions``); a job sent back by an outage that starts again elsewhere
+    (a second ``start`` row) restarts from zero, keeping its first start; a
+    job killed at its estimate ends there (status ``killed``: all its CPU time
+    wasted, no finish time).
+    """
+
+    def __init__(self, jobs: list[Job], platform: Platform) -> None:
+        self.names = [c.name for c in platform.clusters]
+        self.pos = {job.id: i for i, job in enumerate(jobs)}
+        n = len(jobs)
+        self.cluster = np.full(n, -1, dtype=np.int32)
+        self.arrive = np.full(n, np.nan)
+        self.start = np.full(n, np.nan)
+        self.finish = np.full(n, np.nan)
+        self.reason: list[str | None] = [None] * n
+        self.machines: list[tuple] = [()] * n
+        self.pes: list[tuple] = [()] * n
+        self.preemptions = np.zeros(n, dtype=np.int32)
+        self.kills = np.zeros(n, dtype=np.int32)  # kills by failures and outages
+        self.killed = np.zeros(n, dtype=bool)  # killed at its estimate
+        self.wasted = np.zeros(n)
+        self._ran = np.zeros(n)  # preempted jobs: seconds on CPUs over their closed runs
+        self._kept = np.zeros(n)  # preempted jobs: CPU-seconds of progress since their last zero
+        self._opened: dict[int, tuple] = {}  # resumed jobs: (current run's start, overhead, CPUs)
+
+    def record(self, rows: list[tuple]) -> None:
+        pos = self.pos
+        for time, kind, job, cluster, cpus, machines, pes, info in rows:
+            if kind in (DISPATCHED, ARRIVE):
+                i = pos[job]
+                self.cluster[i] = cluster
+                if kind == ARRIVE:
+                    self.arrive[i] = time
+            elif kind == START:
+                i = pos[job]
+                if self.start[i] != self.start[i]:  # NaN: its first start
+                    self.start[i] = time
+                else:  # sent back by an outage, started elsewhere: from zero
+                    self.wasted[i] += self._kept[i]
+                    self._kept[i] = 0.0
+                    self._opened[i] = (time, 0.0, cpus)
+                self.machines[i] = machines
+                self.pes[i] = pes
+            elif kind == FINISH:
+                self.finish[pos[job]] = time
+            elif kind == REJECT:
+                self.reason[pos[job]] = info
+            elif kind in (PREEMPT, KILL):
+                i = pos[job]
+                opened, overhead, _ = self._opened.get(i, (self.start[i], 0.0, cpus))
+                span = time - opened
+                self._ran[i] += span
+                self.wasted[i] += cpus * min(overhead, span)
+                self._kept[i] += cpus * max(0.0, span - overhead)
+                if kind == PREEMPT:
+                    self.preemptions[i] += 1
+                elif info == ESTIMATE:  # ends here: everything it did is lost
+                    self.killed[i] = True
+                    self.wasted[i] += self._kept[i]
+                    self._kept[i] = 0.0
+                else:
+                    self.kills[i] += 1
+            elif kind == RESUME:
+                i = pos[job]
+                resumed, overhead = parse_resume(info)
+                if resumed == STOP:  # restarts from zero: the progress it had is wasted
+                    self.wasted[i] += self._kept[i]
+                    self._kept[i] = 0.0
+                self._opened[i] = (time, overhead, cpus)
+                self.machines[i] = machines
+                self.pes[i] = pes
+
+    def table(self, jobs: list[Job]) -> pa.Table:
+        columns = {name: [getattr(j, name) for j in jobs] for name in JOB_INPUTS.names}
+        columns["deadline"] = [None if d == float("inf") else d for d in columns["deadline"]]
+        inputs = pa.table(columns, schema=JOB_INPUTS)
+        finished = ~np.isnan(self.finish)
+        status = np.where(finished, "finished", np.where(self.killed, "killed", "rejected"))
+        if self.killed.any():
+            for i in np.flatnonzero(self.killed).tolist():
+                self.reason[i] = "killed at its estimate"
+        names = np.array([*self.names, None], dtype=object)[self.cluster]
+        submit = np.array(columns["submit"], dtype=float)
+        outcome = {
+            "status": pa.array(status.tolist(), pa.string()),
+            "reason": pa.array(self.reason, pa.string()),
+            "cluster": pa.array(names.tolist(), pa.string()),
+            "arrive": pa.array(self.arrive, from_pandas=True),
+            "start": pa.array(self.start, from_pandas=True),
+            "finish": pa.array(self.finish, from_pandas=True),
+            "wait": pa.array(self.start - submit, from_pandas=True),
+            "machines": pa.array(self.machines, pa.list_(pa.int32())),
+            "pes": pa.array(self.pes, pa.list_(pa.int32())),
+            **self._preemption_columns(),
+        }
+        for name, column in outcome.items():
+            inputs = inputs.append_column(name, column)
+        return inputs
+
+    def _preemption_columns(self) -> dict[str, pa.Array]:
+        """``preemptions``, ``run_time``, ``wasted_cpu_seconds`` (runs closed at the finish), ``kills``."""
+        ran, wasted = self.finish - self.start, self.wasted.copy()
+        for i, (opened, overhead, cpus) in self._opened.items():
+            span = self.finish[i] - opened
+            if not np.isnan(span):
+                ran[i] = self._ran[i] + span
+                wasted[i] += cpus * min(overhead, span)
+        ended = ~np.isnan(self.start) & np.isnan(self.finish)
+        if ended.any():  # killed at their estimate or lost: their runs all closed at a kill, all lost
+            ran[ended] = self._ran[ended]
+            wasted[ended] += self._kept[ended]
+        return {
+            "preemptions": pa.array(self.preemptions, pa.int32()),
+            "run_time": pa.array(ran, from_pandas=True),
+            "wasted_cpu_seconds": pa.array(wasted),
+            "kills": pa.array(self.kills, pa.int32()),
+        }
+
+
+FLUSH_SECONDS = 5.0
+"""Wall seconds after which rows waiting for a full batch are written anyway (and synced): what a run
+killed with ``kill -9`` leaves is at most this old. The final file is re-cut into full batches."""
+
+
+class TraceWriter:
+    """Collects each round's rows, writes ``events.arrow`` in sorted batches, then ``jobs.arrow``.
+
+    ``extra``: more columns for ``jobs.arrow`` (a trace's fields the model does
+    not use), one row per job in ``jobs`` order, written after the outcomes.
+    """
+
+    def __init__(
+        self,
+        out_dir: Path,
+        jobs: list[Job],
+        platform: Platform,
+        on_progress: Callable[[int], None] | None = None,
+        batch_rows: int = 65536,
+        *,
+        extra: pa.Table | None = None,
+    ) -> None:
+        self.out_dir = Path(out_dir)
+        self.extra = extra
+        self.platform = platform
+        self.on_progress = on_progress
+        self.jobs_ended = 0
+        self.jobs = jobs
+        self.outcomes = Outcomes(jobs, platform)
+        self.events = PartFile(self.out_dir / "events.arrow", EVENT_SCHEMA)
+        self.batch_rows = batch_rows
+        self._written_at = monotonic()  # flushes by the clock (FLUSH_SECONDS): crash-readable
+        self._uneven = False  # a batch shorter than batch_rows was written before the last one
+        self._merger = RowMerger()
+        self._rows: list[tuple] = []  # released by the merger, not yet written
+        self._pids: list[int] = []
+        self._widths: list[int] = []  # machines + PEs each lists (batch_cut)
+        self._width = 0  # their sum
+        self.rows_written = 0
+
+    def __call__(self, watermark: float, results: dict) -> int:
+        """A round's rows: those below ``watermark`` are final (:mod:`~emulator.sync.merge`); returns
+        rows held."""
+        for pid, result in results.items():
+            self._merger.add(pid, result[2])
+        rows, pids = self._merger.release(watermark)
+        self._take(rows, pids)
+        if len(self._rows) >= self.batch_rows or self._width >= BATCH_WIDTH:
+            self.flush()
+        elif self._rows and monotonic() - self._written_at > FLUSH_SECONDS:
+            self.flush(last=True)  # a short batch, so a killed run leaves recent rows readable
+            self._uneven = True
+        return self._merger.held
+
+    def flush(self, last: bool = False) -> None:
+        """Write the final rows (already in the trace's order: releases follow each other in time).
+
+        In the batches :func:`batch_cut` gives (``batch_rows`` rows, fewer when
+        they list many machines and PEs), so the file's bytes depend on its
+        rows alone, not on how the partitions were called.
+        """
+        if not self._rows:
+            return
+        widths = np.fromiter(self._widths, dtype=np.int64, count=len(self._widths))
+        start = 0
+        while start < widths.size:
+            n = batch_cut(widths[start:], self.batch_rows)
+            if n is None and not last:
+                break
+            n = n or widths.size - start
+            self._write(self._rows[start : start + n], self._pids[start : start + n])
+            start += n
+        del self._rows[:start], self._pids[:start], self._widths[:start]
+        self._width = int(widths[start:].sum())
+        self.events.sync()
+        self._written_at = monotonic()
+
+    def _take(self, rows: list[tuple], pids: list[int]) -> None:
+        widths = [len(row[5]) + len(row[6]) for row in rows]
+        self._rows.extend(rows)
+        self._pids.extend(pids)
+        self._widths.extend(widths)
+        self._width += sum(widths)
+
+    def _write(self, rows: list[tuple], pids: list[int]) -> None:
+        pids = np.array(pids, dtype=np.int32)
+        times = np.fromiter((r[0] for r in rows), dtype=float, count=len(rows))
+        self.outcomes.record(rows)
+        batch = _event_batch(rows, pids, times)
+        self.events.write(batch)
+        self.rows_written += len(rows)
+        if self.on_progress is not None:
+            kinds = batch.column(1).indices.to_numpy()
+            self.jobs_ended += int(np.count_nonzero((kinds == FINISH) | (kinds == REJECT)))
+            kills = kinds == KILL
+            if kills.any():  # jobs killed at their estimate end there too
+                info = np.asarray(batch.column(8).to_pylist(), dtype=object)
+                self.jobs_ended += int(np.count_nonzero(kills & (info == ESTIMATE)))
+            self.on_progress(self.jobs_ended)
+
+    def close(self, ok: bool, end: float = math.inf) -> pa.Table | None:
+        """Flush and finish the files: commit both on success, leave readable ``.part`` files otherwise.
+
+        ``end``: rows from there on are past the run's end (background events
+        some partition processed ahead: :func:`emulator.sync.horizons.tail_end`).
+        """
+        rows, pids = self._merger.release(end)
+        self._take(rows, pids)
+        self.flush(last=True)
+        if not ok:
+            self.events.close()
+            return None
+        self.events.commit(self.batch_rows if self._uneven else None)
+        table = self.outcomes.table(self.jobs)
+        metadata = {}
+        if self.extra is not None:  # a trace's own fields, one row per job in the same order
+            for name, column in zip(self.extra.column_names, self.extra.columns, strict=True):
+                table = table.append_column(name, column)
+            metadata.update(self.extra.schema.metadata or {})  # the trace's header
+        metadata[PLATFORM_KEY] = platform_metadata(self.platform)
+        table = table.replace_schema_metadata(metadata)
+        jobs_file = PartFile(self.out_dir / "jobs.arrow", table.schema)
+        for batch in table.to_batches(max_chunksize=self.batch_rows):
+            jobs_file.write(batch)
+        jobs_file.commit()
+        return table
+
+
+def _event_batch(rows: list[tuple], pids: np.ndarray, times: np.ndarray) -> pa.RecordBatch:
+    _, kind, job, cluster, cpus, machines, pes, info = zip(*rows, strict=True)
+    kinds = pa.DictionaryArray.from_arrays(pa.array(kind, pa.int8()), _KINDS)
+    columns = [
+        pa.array(times),
+        kinds,
+        pa.array(job, pa.int64()),
+        pa.array(cluster, pa.int32()),
+        pa.array(pids),
+        pa.array(cpus, pa.int32()),
+        pa.array(machines, pa.list_(pa.int32())),
+        pa.array(pes, pa.list_(pa.int32())),
+        pa.array(info, pa.string()),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=EVENT_SCHEMA)

@@ -1,0 +1,174 @@
+"""The meta partition: the job source and the meta-scheduler.
+
+It submits jobs at their submit time, asks the meta policy for a cluster, and
+dispatches each job over that cluster's link (latency plus the input data's
+transfer time, transfers on one link serialized). It knows the clusters only
+from the static platform and their status messages.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+from ..core.messages import DISPATCH, DISPATCHED, META, NO_CPUS, REJECT, RETURN_JOB, SUBMIT, Message
+from ..core.model import Job, Platform, link_clock
+from ..policies import META as META_POLICIES
+from ..policies.meta_base import HOLD, Dispatch, Reject
+from ..policies.registry import PolicySpec
+from ..state.meta_view import MetaView
+from ..sync.coordinator import EVENT_BUDGET
+from ..sync.horizons import Timeline
+
+# Status reports at a time are applied before that time's submissions, then jobs sent back by outages.
+_STATUS, _SUBMIT, _RETURNED = 0, 1, 2
+
+
+class MetaPartition:
+    """Partition 0: submits the jobs that do not enter a cluster directly and dispatches them."""
+
+    pid = META
+
+    def __init__(
+        self,
+        platform: Platform,
+        policy: PolicySpec,
+        seed_seq: np.random.SeedSequence,
+        jobs: list[Job],
+        returns: bool = False,
+    ):
+        """``jobs`` in submit order; ``returns``: some cluster's outages may send jobs back to it."""
+        self.platform = platform
+        self.rng = np.random.default_rng(seed_seq)
+        self.policy = META_POLICIES.create(policy, rng=self.rng, platform=platform)
+        self.view = MetaView(platform, self.rng)
+        self.links = [link_clock(c.link, c.link_changes) for c in platform.clusters]  # the true links
+        self.now = 0.0
+        self._seq = 0
+        self._msg_seq = 0
+        self._events = [(job.submit, _SUBMIT, i, job) for i, job in enumerate(jobs)]
+        self._submits = [job.submit for job in jobs]  # in order: the next one is the promise
+        self._submitted = 0
+        self._returned: list[float] = []  # times of the jobs sent back and not yet dispatched again (heap)
+        self.returns = returns
+        self._seq = len(jobs)
+        heapq.heapify(self._events)
+        self._rows: list[tuple] = []
+        self._outbox: list[Message] = []
+        self._held: list[Job] = []  # jobs held (HOLD, or every cluster able to run them down), in order
+        self._kills: dict[int, int] = {}  # jobs sent back by outages: their kills so far
+        self.timeline = Timeline(self.busy)
+
+    @property
+    def next_time(self) -> float:
+        return self._events[0][0] if self._events else math.inf
+
+    @property
+    def busy(self) -> bool:
+        """Foreground work left: jobs to submit, sent back and not yet dispatched again, or held.
+
+        Status reports waiting in its queue are not: with no job left to place
+        they change nothing (and a partition called with a small event budget
+        may stop before them).
+        """
+        return self._submitted < len(self._submits) or bool(self._returned or self._held)
+
+    @property
+    def promise(self) -> float:
+        """The earliest time it could dispatch with nothing more arriving: its next submission or
+        returned job; with jobs held, its next status report too (one may release them)."""
+        if self._held:
+            return self.next_time
+        submit = self._submits[self._submitted] if self._submitted < len(self._submits) else math.inf
+        return min(submit, self._returned[0]) if self._returned else submit
+
+    @property
+    def reacts(self) -> bool:
+        """A status report can release held jobs; a job an outage sends back is dispatched again."""
+        return bool(self._held) or self.returns
+
+    def advance(
+        self, horizon: float, inbox: list[Message], budget: int = EVENT_BUDGET
+    ) -> tuple[list[Message], float, list[tuple], bool, float, bool]:
+        """Apply status reports, submit and dispatch the jobs due before ``horizon`` (at most ``budget``
+        times of them); returns as :class:`emulator.sync.coordinator.Result`."""
+        for msg in inbox:
+            self._seq += 1
+            kind = _STATUS
+            if msg.kind == RETURN_JOB:
+                kind = _RETURNED
+                heapq.heappush(self._returned, msg.time)
+                self.timeline.woken()
+            heapq.heappush(self._events, (msg.time, kind, self._seq, (msg.src - 1, msg.payload)))
+        events = self._events
+        while events and events[0][0] < horizon and budget > 0:
+            budget -= 1
+            self.now = self.view.now = time = events[0][0]
+            submitted: list[Job] = []
+            reported = False
+            while events and events[0][0] == time:
+                _, kind, _, data = heapq.heappop(events)
+                if kind == _STATUS:
+                    self.view.apply(*data)
+                    self.policy.observe(*data)
+                    reported = True
+                elif kind == _SUBMIT:
+                    self._submitted += 1
+                    submitted.append(data)
+                    self._rows.append((time, SUBMIT, data.id, -1, 0, NO_CPUS, NO_CPUS, None))
+                else:  # sent back by an outage (the cluster wrote the `return` row): dispatched again
+                    heapq.heappop(self._returned)
+                    job_tuple, kills = data[1]
+                    job = Job.from_tuple(job_tuple)
+                    if kills:
+                        self._kills[job.id] = kills
+                    submitted.append(job)
+            if submitted or (reported and self._held):
+                self._dispatch(self._held + submitted)
+            self.timeline.step(time, self.busy)
+        out, rows = self._outbox, self._rows
+        self._outbox, self._rows = [], []
+        return out, self.next_time, rows, self.busy, self.promise, self.reacts
+
+    def _send(self, job: Job, c: int, priority: float) -> None:
+        """Dispatch ``job`` to cluster ``c`` now, with ``priority`` for its local policy."""
+        self._rows.append((self.now, DISPATCHED, job.id, c, 0, NO_CPUS, NO_CPUS, None))
+        self.view.sent(c, job)
+        deliver = self.links[c].send(self.now, job.in_bytes)
+        self._msg_seq += 1
+        payload = (job.to_tuple(), priority)
+        if self._kills and job.id in self._kills:
+            payload = (*payload, self._kills.pop(job.id))
+        self._outbox.append(Message(deliver, META, self._msg_seq, c + 1, DISPATCH, payload))
+
+    def _dispatch(self, jobs: list[Job]) -> None:
+        held = []
+        offered = jobs
+        if self.view.any_down:  # jobs only clusters believed down could run wait here, for an `up` report
+            view = self.view
+            waiting = {j.id for j in jobs if not view.eligible(j).any() and view.possible(j).any()}
+            if waiting:
+                offered = [j for j in jobs if j.id not in waiting]
+        choices = self.policy.select(offered, self.view) if offered else ()
+        for job, choice in zip(offered, choices, strict=True):
+            if choice is HOLD:
+                held.append(job)
+            elif type(choice) is Reject:
+                self._rows.append((self.now, REJECT, job.id, -1, 0, NO_CPUS, NO_CPUS, choice.reason))
+            elif type(choice) is Dispatch:
+                self._send(job, choice.cluster, choice.priority)
+            else:
+                raise TypeError(
+                    f"meta policy {self.policy.name} decided {choice!r} for job {job.id}: "
+                    "expected Dispatch(cluster, priority), Reject(reason) or HOLD"
+                )
+        if offered is not jobs:
+            held_ids = {j.id for j in held} | waiting
+            held = [j for j in jobs if j.id in held_ids]
+        self._held = held
+        if held and not self._events and self.view.idle() and not self.view.any_down:
+            reason = f"held by meta policy {self.policy.name} with nothing left that could release it"
+            self._rows += [(self.now, REJECT, job.id, -1, 0, NO_CPUS, NO_CPUS, reason) for job in held]
+            self._held = []

@@ -1,0 +1,338 @@
+"""The conservative coordinator: per-partition safe horizons, one algorithm for every transport.
+
+Each round (DESIGN.md, "Partitions and synchronization"): from every
+partition's *promise* (the earliest time its own events could send a message)
+and whether a message would make it send (*reacts*), compute each partition's
+earliest output time and its horizon over the link graph
+(:mod:`emulator.sync.horizons`); deliver to each partition the messages due before
+its horizon in ``(time, source, sequence)`` order; let every partition with
+work process its events before its own horizon, a share of ``budget`` event
+times per call (the partitions called in a round share it). Nothing sent in
+a round is due before its receiver's horizon, so no partition receives a
+message from its past. A partition that nothing
+can reach (jobs entering clusters directly, no meta traffic) has an infinite
+horizon: it runs to its end in calls of ``budget`` event times, not one round
+per event. A partition with nothing to do is not called.
+
+A transport runs ``advance`` on the partitions it hosts. The in-process
+transport calls them in a loop; the Ray transport (``actors/``) calls actors
+in parallel. Both return the same values, so the trace is the same.
+
+Trace rows: partitions now run ahead of each other, so the sink gets, with
+each round's rows, a *watermark*: no partition can still produce a row earlier
+than it (its next event, a message pending for it, or one that could still
+reach it). The sink writes rows once they are below it. Memory: when the sink
+holds more than ``held_rows`` rows (a partition far ahead of the others), only
+the partitions at the earliest time are called until it drains, so it holds
+at most that plus one round's rows; the partitions called in a round share its
+event budget (:func:`share`), so a round's rows stay bounded too.
+
+Termination: some events never end (machine failures and repairs, link
+changes: *background* events), so the loop does not wait for the last event.
+Each partition says, with every result, whether it still has *foreground*
+work (jobs to submit, queued, running or held; events other than background
+ones), and the loop stops when no partition has any and no message carrying
+a job is pending (status reports only inform: with nothing left to decide,
+they change nothing). Background events before that point are processed like
+any other. A round in which no partition can advance (virtual time stuck,
+e.g. ``time + latency == time`` at huge times) is an error, never a hang.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+from ..core.messages import Message
+from .frontier import Frontier, Stalled  # noqa: F401 (raised by run: coordinator.Stalled)
+from .horizons import Links, tail_end
+
+Rows = list[tuple]
+
+
+class Result(NamedTuple):
+    """What ``advance`` returns for one partition (in this order, so a plain tuple does too)."""
+
+    outbox: list[Message]
+    next_time: float  # its earliest pending event (inf: none)
+    rows: Rows
+    busy: bool  # foreground work left (module docstring)
+    promise: float  # the earliest time its own events could send a message (inf: never)
+    reacts: bool  # whether a message arriving could make it send
+
+
+Results = dict[int, Result]
+"""By partition id."""
+
+Calls = dict[int, tuple[float, list[Message]]]
+"""By partition id: ``(horizon, inbox)`` of one round's call."""
+
+EVENT_BUDGET = 16384
+"""Event times a partition processes per call at most: a free-running cluster's rows stream to the
+writer and the progress bar moves, while calls stay few (KTH-SP2 on one cluster: ~8 calls)."""
+
+MIN_BUDGET = 256
+"""Event times per partition per call at least, however many partitions a round calls."""
+
+
+def share(budget: int, calls: int) -> int:
+    """Each call's event budget when ``calls`` partitions share a round's ``budget`` (so a round's rows,
+    and the writer's memory, stay bounded however many clusters run free at once)."""
+    return max(min(budget, MIN_BUDGET), budget // max(calls, 1))
+
+
+HELD_ROWS = 1 << 18
+"""Rows the sink may hold before only the partitions at the earliest time are called (memory bound)."""
+
+
+class State(NamedTuple):
+    """A partition's standing before any round: as in :class:`Result`."""
+
+    next_time: float
+    busy: bool
+    promise: float
+    reacts: bool
+
+
+class Transport(Protocol):
+    compute_seconds: float
+    """Partition compute time of the last round (the slowest host's, when hosts run in parallel)."""
+
+    def states(self) -> dict[int, State]:
+        """Each partition's :class:`State` before any round."""
+
+    def advance(self, calls: Calls, budget: int) -> Results:
+        """Call ``advance(horizon, inbox, budget)`` on each partition in ``calls``; their results by pid."""
+
+    def policy_stats(self) -> dict[int, dict[str, float]]:
+        """Scheduler cost of each cluster partition so far (``ClusterPartition.policy_stats``), by pid."""
+
+    def timelines(self) -> dict[int, tuple[float, array]]:
+        """By pid: when its foreground work ended, and every event time it processed (the run's tail)."""
+
+
+class Sink(Protocol):
+    def __call__(self, watermark: float, results: Results) -> int:
+        """Take a round's rows; write those below ``watermark``; return how many rows it still holds."""
+
+
+def partition_state(part) -> State:
+    return State(part.next_time, part.busy, part.promise, part.reacts)
+
+
+class InProcess:
+    """Partitions as plain objects in this process.
+
+    ``partition_seconds``: each partition's compute time in the last round, by
+    pid. A Ray host reports it so the transport can balance its actors; it is
+    wall clock, so it never reaches a result.
+    """
+
+    def __init__(self, partitions: list) -> None:
+        self.partitions = {p.pid: p for p in partitions}
+        self.compute_seconds = 0.0
+        self.partition_seconds: dict[int, float] = {}
+
+    def states(self) -> dict[int, State]:
+        return {pid: partition_state(p) for pid, p in self.partitions.items()}
+
+    def advance(self, calls: Calls, budget: int = EVENT_BUDGET) -> Results:
+        clock = time.perf_counter
+        results: Results = {}
+        seconds: dict[int, float] = {}
+        for pid, (horizon, inbox) in calls.items():
+            started = clock()
+            results[pid] = self.partitions[pid].advance(horizon, inbox, budget)
+            seconds[pid] = clock() - started
+        self.partition_seconds = seconds
+        self.compute_seconds = sum(seconds.values())
+        return results
+
+    def policy_stats(self) -> dict[int, dict[str, float]]:
+        return {pid: p.policy_stats() for pid, p in self.partitions.items() if hasattr(p, "policy_stats")}
+
+    def timelines(self) -> dict[int, tuple[float, array]]:
+        return {pid: (p.timeline.end, p.timeline.times) for pid, p in self.partitions.items()}
+
+
+@dataclass
+class RunStats:
+    """Counts of a run, and where its wall time went (wall-clock: kept out of the trace)."""
+
+    rounds: int = 0
+    calls: int = 0
+    messages: int = 0
+    virtual_time: float = 0.0  # the earliest pending time at the latest round
+    compute_seconds: float = 0.0  # inside partitions (per round: the slowest host)
+    barrier_seconds: float = 0.0  # the rest of each round: delivery, calls, gathering
+    startup_seconds: float = 0.0  # opening the backend and building the partitions (Ray: its start-up)
+    throttled: int = 0  # rounds that called only the laggards (the sink held too many rows)
+    partition_seconds: dict[int, float] | None = None  # compute by pid, when the transport measures it
+    end_time: float = math.inf  # rows at or after it are past the run's end (``run``'s ``tail``)
+
+    @property
+    def barrier_share(self) -> float:
+        total = self.compute_seconds + self.barrier_seconds
+        return self.barrier_seconds / total if total > 0 else 0.0
+
+
+TICK_SECONDS = 0.25
+"""Wall seconds between two ``tick()`` calls (progress displays): rounds may be many and short, or a
+few long free-running calls."""
+
+
+def _throttled(tick: Callable[[], None] | None) -> Callable[[], None]:
+    """``tick`` at most every :data:`TICK_SECONDS` (the clock only paces a display, never a result)."""
+    if tick is None:
+        return lambda: None
+    last = [time.perf_counter()]
+
+    def maybe() -> None:
+        now = time.perf_counter()
+        if now - last[0] >= TICK_SECONDS:
+            last[0] = now
+            tick()
+
+    return maybe
+
+
+def run(
+    transport: Transport,
+    links: Links,
+    sink: Sink,
+    stats: RunStats | None = None,
+    tick: Callable[[], None] | None = None,
+    budget: int | None = None,
+    held_rows: int = HELD_ROWS,
+    tail: bool = False,
+) -> RunStats:
+    """Drive the partitions until no foreground work is left (module docstring); ``sink`` gets each round.
+
+    ``tail``: background events may follow the foreground's end (failures,
+    outages, link changes). The trace keeps those before
+    :func:`~emulator.sync.horizons.tail_end`, so partitions that lag are first
+    advanced that far; ``stats.end_time`` says where rows stop (inf: no tail).
+    """
+    stats = RunStats() if stats is None else stats
+    started = time.perf_counter()
+    grid = Frontier(links, transport.states())
+    stats.startup_seconds += time.perf_counter() - started  # (hosts elsewhere build their partitions)
+    drive = _Drive(grid, transport, sink, stats, _throttled(tick), budget or EVENT_BUDGET, held_rows)
+    drive.rounds(lambda: bool(grid.busy or grid.carrying), hold_last=tail)
+    if not tail:
+        return stats
+    last = max((end for end, _ in transport.timelines().values()), default=-math.inf)
+    lookahead = min((lat for into in links.into.values() for _, lat in into), default=math.inf)
+    drain = last + lookahead
+    drive.rounds(lambda: bool((grid.earliest() < drain).any()), cap=(drain, last))
+    stats.end_time = tail_end([times for _, times in transport.timelines().values()], last, lookahead)
+    return stats
+
+
+@dataclass
+class _Drive:
+    """One run's coordinator: the partitions' standing, the transport, the sink and the budgets."""
+
+    grid: Frontier
+    transport: Transport
+    sink: Sink
+    stats: RunStats
+    tick: Callable[[], None]
+    budget: int
+    held_rows: int
+    held: int = 0  # rows the sink holds
+
+    def rounds(
+        self,
+        going: Callable[[], bool],
+        cap: tuple[float, float] = (math.inf, math.inf),
+        hold_last: bool = False,
+    ) -> None:
+        """Rounds while ``going()``; ``cap``: no horizon past its first item, no watermark past its
+        second; ``hold_last``: the last round releases no rows."""
+        grid, transport, stats = self.grid, self.transport, self.stats
+        clock = time.perf_counter
+        until, written = cap
+        while going():
+            lbts = float(grid.earliest().min(initial=math.inf))
+            if lbts == math.inf:
+                break
+            horizon = np.minimum(grid.horizons(), until)
+            if hasattr(transport, "submit") and grid.free(horizon):
+                return self.free_run(going, hold_last)
+            laggards = None
+            if self.held > self.held_rows:
+                laggards = grid.laggards()
+                stats.throttled += 1
+            calls = grid.calls(horizon, laggards)
+            if not calls:
+                raise grid.stalled(lbts)
+            started = clock()
+            results = transport.advance(calls, share(self.budget, len(calls)))
+            stats.barrier_seconds += clock() - started - transport.compute_seconds
+            stats.virtual_time = lbts
+            self._took(results)
+            watermark = min(grid.watermark(horizon), written)
+            if hold_last and not going():  # rows past the foreground's end wait for the tail's limit
+                watermark = -math.inf
+            self._release(watermark, results)
+
+    def free_run(self, going: Callable[[], bool], hold_last: bool) -> None:
+        """No partition can ever reach another: each host gets its next call as soon as it answers.
+
+        For transports whose hosts run in parallel (``submit``/``collect``/``idle``,
+        the Ray transport): no barrier at all between them. A partition in flight
+        keeps the standing it had when called, a valid lower bound for the
+        watermark.
+        """
+        grid, transport = self.grid, self.transport
+        infinite = np.full(len(grid.pids), math.inf)
+        while True:
+            if going():
+                wanted = transport.idle()
+                if self.held > self.held_rows:
+                    wanted &= grid.laggards()
+                    self.stats.throttled += 1
+                self._submit(grid.calls(infinite, wanted))
+            if not transport.in_flight():
+                return
+            results = transport.collect()
+            self._took(results)
+            if going() and self.held <= self.held_rows:  # it works on while the sink writes
+                self._submit(grid.calls(infinite, transport.idle()))
+            self._release(grid.watermark(infinite) if going() or not hold_last else -math.inf, results)
+
+    def _submit(self, calls: Calls) -> None:
+        if calls:
+            self.transport.submit(calls, share(self.budget, len(calls)))
+
+    def _took(self, results: Results) -> None:
+        """A call's or a round's results into the standing and the counts."""
+        stats = self.stats
+        stats.compute_seconds += self.transport.compute_seconds
+        _count_partition_seconds(stats, self.transport)
+        stats.messages += self.grid.apply(results)
+        stats.rounds += 1
+        stats.calls += len(results)
+
+    def _release(self, watermark: float, results: Results) -> None:
+        self.held = self.sink(watermark, results)
+        self.tick()
+
+
+def _count_partition_seconds(stats: RunStats, transport: Transport) -> None:
+    """Each partition's share of the compute (``--verbose``), where the transport measures it."""
+    seconds = getattr(transport, "partition_seconds", None)
+    if not seconds:
+        return
+    if stats.partition_seconds is None:
+        stats.partition_seconds = {}
+    total = stats.partition_seconds
+    for pid, spent in seconds.items():
+        total[pid] = total.get(pid, 0.0) + spent

@@ -1,0 +1,107 @@
+"""What the coordinator knows of every partition between rounds, as arrays over the partitions.
+
+Each partition's next event, promise, whether it reacts, its foreground work,
+and the messages sent to it and not yet delivered. From these a round takes
+its horizons (:mod:`emulator.sync.horizons`), its calls and its watermark; with
+hundreds of clusters that is a few numpy operations a round, not loops over
+every partition (only the partitions with work are visited).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+from ..core.messages import STATUS, Message
+from .horizons import Links, LinkSolver
+
+INF = math.inf
+
+
+class Stalled(RuntimeError):
+    """Virtual time cannot advance: names the partition and the time."""
+
+
+class Frontier:
+    """The partitions' standing, by index in ``pids`` (sorted partition ids)."""
+
+    def __init__(self, links: Links, states: dict) -> None:
+        self.pids = sorted(states)
+        self.index = {pid: i for i, pid in enumerate(self.pids)}
+        self.solver = LinkSolver(links, self.pids)
+        self.next_time = np.array([states[p].next_time for p in self.pids], dtype=float)
+        self.promise = np.array([states[p].promise for p in self.pids], dtype=float)
+        self.reacts = np.array([states[p].reacts for p in self.pids], dtype=bool)
+        self.head = np.full(len(self.pids), INF)  # each partition's earliest pending message
+        self.pending: list[list[Message]] = [[] for _ in self.pids]
+        self.busy = {pid for pid in self.pids if states[pid].busy}
+        self.carrying = 0  # pending messages other than status reports
+
+    def earliest(self) -> np.ndarray:
+        """The earliest thing each partition has to do: its next event or its first pending message."""
+        return np.minimum(self.next_time, self.head)
+
+    def horizons(self) -> np.ndarray:
+        """Each partition's horizon: the earliest time a message not yet sent could reach it."""
+        base = np.where(self.reacts, np.minimum(self.promise, self.head), self.promise)
+        return self.solver.horizons(base, self.reacts)
+
+    def calls(self, horizon: np.ndarray, only: set[int] | None = None) -> dict:
+        """``(horizon, inbox)`` by pid of each partition with work before its horizon (``only``: of those)."""
+        calls = {}
+        for i in np.flatnonzero((self.next_time < horizon) | (self.head < horizon)).tolist():
+            pid = self.pids[i]
+            if only is not None and pid not in only:
+                continue
+            limit, queue, inbox = horizon[i], self.pending[i], []
+            while queue and queue[0].time < limit:
+                msg = heapq.heappop(queue)
+                self.carrying -= msg.kind != STATUS
+                inbox.append(msg)
+            self.head[i] = queue[0].time if queue else INF
+            calls[pid] = (float(limit), inbox)
+        return calls
+
+    def apply(self, results: dict) -> int:
+        """Take a round's results in; return the number of messages sent."""
+        sent = 0
+        index, pending, head = self.index, self.pending, self.head
+        for pid, (outbox, next_time, _, working, promise, reacts) in results.items():
+            i = index[pid]
+            self.next_time[i], self.promise[i], self.reacts[i] = next_time, promise, reacts
+            if working:
+                self.busy.add(pid)
+            else:
+                self.busy.discard(pid)
+            for msg in outbox:
+                j = index[msg.dst]
+                heapq.heappush(pending[j], msg)
+                if msg.time < head[j]:
+                    head[j] = msg.time
+                self.carrying += msg.kind != STATUS
+            sent += len(outbox)
+        return sent
+
+    def free(self, horizon: np.ndarray) -> bool:
+        """Nothing can ever reach any partition again (for good: a promise of inf with nothing arriving
+        stays so): no message pending, every horizon infinite."""
+        return bool(np.isinf(self.head).all() and np.isinf(horizon).all())
+
+    def watermark(self, horizon: np.ndarray) -> float:
+        """No partition can produce a row before this: its next event, a pending message, a new one."""
+        return float(np.minimum(self.earliest(), horizon).min(initial=INF))
+
+    def laggards(self) -> set[int]:
+        """The partitions at the earliest time."""
+        earliest = self.earliest()
+        return {self.pids[i] for i in np.flatnonzero(earliest == earliest.min(initial=INF)).tolist()}
+
+    def stalled(self, lbts: float) -> Stalled:
+        earliest = self.earliest()
+        pid = self.pids[int(np.argmin(np.where(np.isnan(earliest), -INF, earliest)))]  # (NaN: that one)
+        return Stalled(
+            f"virtual time cannot advance past {lbts!r} at partition {pid}: its horizon is no later than "
+            "its next event (a link latency too small for times this large?)"
+        )
