@@ -51,13 +51,17 @@ from ..sync.coordinator import EVENT_BUDGET
 from ..sync.horizons import Timeline
 from .event_kinds import (
     ARRIVE_EVENT,
+    DOWN_EVENT,
+    FAIL_EVENT,
     FINISH_EVENT,
     KILL_EVENT,
     LINK_CHANGE_EVENT,
     PLAN_EVENT,
+    REPAIR_EVENT,
     REPORT_DUE_EVENT,
     SUBMIT_EVENT,
     TICK_EVENT,
+    UP_EVENT,
 )
 from .faults import Faults
 from .reporting import Reporter
@@ -178,19 +182,7 @@ class ClusterPartition:
                 continue
             while events and events[0][0] == time:
                 _, kind, _, data = heapq.heappop(events)
-                if kind == FINISH_EVENT:
-                    self.finish(data)
-                elif kind == TICK_EVENT:
-                    self.execution.tick(self)
-                elif kind == ARRIVE_EVENT:
-                    self._incoming -= 1
-                    self._arrive(*data)
-                elif kind == SUBMIT_EVENT:
-                    self._rows.append((time, SUBMIT, data.id, self.index, 0, NO_CPUS, NO_CPUS, None))
-                elif kind >= REPORT_DUE_EVENT:
-                    self._marker(kind, data)
-                elif kind != PLAN_EVENT:  # PLAN_EVENT only makes this a planning time (see _plan_tick)
-                    self._perturbation(kind, data)
+                HANDLERS[kind](self, kind, data)
             if self.period:
                 self._plan_tick()
             else:
@@ -201,6 +193,25 @@ class ClusterPartition:
         out, rows = self._outbox, self._rows
         self._outbox, self._rows = [], []
         return out, self.next_time, rows, self.busy, self.promise, self.reacts
+
+    # -- event handlers (HANDLERS: one per event kind) ---------------------------------------------
+
+    def _on_finish(self, kind: int, run: Run) -> None:
+        self.finish(run)
+
+    def _on_tick(self, kind: int, data: None) -> None:
+        self.execution.tick(self)
+
+    def _on_arrive(self, kind: int, arrival: tuple) -> None:
+        self._incoming -= 1
+        self._arrive(*arrival)
+
+    def _on_submit(self, kind: int, job: Job) -> None:
+        """A direct job submitted now that reaches the cluster later (over the workload's link)."""
+        self.row(SUBMIT, job.id, 0, NO_CPUS, NO_CPUS, None)
+
+    def _on_plan(self, kind: int, data: None) -> None:
+        """Nothing to apply: the event only makes now a planning time (see :meth:`_plan_tick`)."""
 
     # -- events -----------------------------------------------------------------------------------
 
@@ -521,3 +532,20 @@ def report_time(time: float, period: float) -> float:
     while k > 0 and (k - 1) * period >= time:
         k -= 1
     return k * period
+
+
+HANDLERS = {
+    FINISH_EVENT: ClusterPartition._on_finish,
+    TICK_EVENT: ClusterPartition._on_tick,
+    KILL_EVENT: ClusterPartition._perturbation,
+    REPAIR_EVENT: ClusterPartition._perturbation,
+    UP_EVENT: ClusterPartition._perturbation,
+    FAIL_EVENT: ClusterPartition._perturbation,
+    DOWN_EVENT: ClusterPartition._perturbation,
+    ARRIVE_EVENT: ClusterPartition._on_arrive,
+    SUBMIT_EVENT: ClusterPartition._on_submit,
+    PLAN_EVENT: ClusterPartition._on_plan,
+    REPORT_DUE_EVENT: ClusterPartition._marker,
+    LINK_CHANGE_EVENT: ClusterPartition._marker,
+}
+"""What each kind of event does (:mod:`~emulator.partitions.event_kinds`: kinds are also priorities)."""
