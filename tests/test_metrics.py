@@ -7,51 +7,13 @@ import json
 import pyarrow as pa
 import pytest
 
-from emulator.core.model import Cluster, Link, Machine, Platform
+from emulator.core.model import JOB_INPUTS, Cluster, Link, Machine, Platform
 from emulator.data.metrics import METRICS, summarize
+from emulator.data.trace import EVENT_SCHEMA as EVENTS
+from emulator.data.trace import JOB_OUTCOMES
 
-JOBS = pa.schema(
-    [
-        ("id", pa.int64()),
-        ("submit", pa.float64()),
-        ("cpus", pa.int32()),
-        ("estimate", pa.float64()),
-        ("runtime", pa.float64()),
-        ("bench", pa.float64()),
-        ("licenses", pa.list_(pa.string())),
-        ("deadline", pa.float64()),
-        ("in_bytes", pa.float64()),
-        ("out_bytes", pa.float64()),
-        ("user", pa.int64()),
-        ("user_class", pa.string()),
-        ("checkpointable", pa.bool_()),
-        ("site", pa.string()),
-        ("placement", pa.string()),
-        ("status", pa.string()),
-        ("reason", pa.string()),
-        ("cluster", pa.string()),
-        ("arrive", pa.float64()),
-        ("start", pa.float64()),
-        ("finish", pa.float64()),
-        ("wait", pa.float64()),
-        ("machines", pa.list_(pa.int32())),
-        ("pes", pa.list_(pa.int32())),
-    ]
-)
-
-EVENTS = pa.schema(
-    [
-        ("time", pa.float64()),
-        ("kind", pa.string()),
-        ("job", pa.int64()),
-        ("cluster", pa.int32()),
-        ("partition", pa.int32()),
-        ("cpus", pa.int32()),
-        ("machines", pa.list_(pa.int32())),
-        ("pes", pa.list_(pa.int32())),
-        ("info", pa.string()),
-    ]
-)
+JOBS = pa.schema([*JOB_INPUTS, *JOB_OUTCOMES])
+"""``jobs.arrow``'s columns but the preemption ones (the metrics read those only when present)."""
 
 KIND_ORDER = ("submit", "dispatch", "arrive", "reject", "finish", "start")
 """Order of same-time events in the helper's traces (the engine's exact order doesn't matter)."""

@@ -42,6 +42,31 @@ EVENT_SCHEMA = pa.schema(
     ]
 )
 _KINDS = pa.array(EVENT_KINDS, pa.string())
+JOB_OUTCOMES = pa.schema(
+    [
+        ("status", pa.string()),
+        ("reason", pa.string()),
+        ("cluster", pa.string()),
+        ("arrive", pa.float64()),
+        ("start", pa.float64()),
+        ("finish", pa.float64()),
+        ("wait", pa.float64()),
+        ("machines", pa.list_(pa.int32())),
+        ("pes", pa.list_(pa.int32())),
+    ]
+)
+"""What became of each job, after its inputs (:data:`~emulator.core.model.JOB_INPUTS`) in ``jobs.arrow``."""
+JOB_PREEMPTIONS = pa.schema(
+    [
+        ("preemptions", pa.int32()),
+        ("run_time", pa.float64()),
+        ("wasted_cpu_seconds", pa.float64()),
+        ("kills", pa.int32()),
+    ]
+)
+"""Then each job's preemptions and kills, its seconds on CPUs and the CPU-seconds it lost."""
+JOBS_SCHEMA = pa.schema([*JOB_INPUTS, *JOB_OUTCOMES, *JOB_PREEMPTIONS])
+"""``jobs.arrow``'s columns, in order (a trace's own columns follow them)."""
 
 
 class PartFile:
@@ -219,22 +244,22 @@ class Outcomes:
         names = np.array([*self.names, None], dtype=object)[self.cluster]
         submit = np.array(columns["submit"], dtype=float)
         outcome = {
-            "status": pa.array(status.tolist(), pa.string()),
-            "reason": pa.array(self.reason, pa.string()),
-            "cluster": pa.array(names.tolist(), pa.string()),
-            "arrive": pa.array(self.arrive, from_pandas=True),
-            "start": pa.array(self.start, from_pandas=True),
-            "finish": pa.array(self.finish, from_pandas=True),
-            "wait": pa.array(self.start - submit, from_pandas=True),
-            "machines": pa.array(self.machines, pa.list_(pa.int32())),
-            "pes": pa.array(self.pes, pa.list_(pa.int32())),
+            "status": status.tolist(),
+            "reason": self.reason,
+            "cluster": names.tolist(),
+            "arrive": self.arrive,
+            "start": self.start,
+            "finish": self.finish,
+            "wait": self.start - submit,
+            "machines": self.machines,
+            "pes": self.pes,
             **self._preemption_columns(),
         }
-        for name, column in outcome.items():
-            inputs = inputs.append_column(name, column)
+        for field in (*JOB_OUTCOMES, *JOB_PREEMPTIONS):
+            inputs = inputs.append_column(field, pa.array(outcome[field.name], field.type, from_pandas=True))
         return inputs
 
-    def _preemption_columns(self) -> dict[str, pa.Array]:
+    def _preemption_columns(self) -> dict[str, np.ndarray | list]:
         """``preemptions``, ``run_time``, ``wasted_cpu_seconds`` (runs closed at the finish), ``kills``."""
         ran, wasted = self.finish - self.start, self.wasted.copy()
         for i, (opened, overhead, cpus) in self._opened.items():
@@ -247,10 +272,10 @@ class Outcomes:
             ran[ended] = self._ran[ended]
             wasted[ended] += self._kept[ended]
         return {
-            "preemptions": pa.array(self.preemptions, pa.int32()),
-            "run_time": pa.array(ran, from_pandas=True),
-            "wasted_cpu_seconds": pa.array(wasted),
-            "kills": pa.array(self.kills, pa.int32()),
+            "preemptions": self.preemptions,
+            "run_time": ran,
+            "wasted_cpu_seconds": wasted,
+            "kills": self.kills,
         }
 
 
