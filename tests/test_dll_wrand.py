@@ -8,7 +8,7 @@ import pytest
 from emulator.core.model import Cluster, Job, Link, Machine, Platform
 from emulator.policies import META, PolicyError
 from emulator.policies.wrand import Wrand
-from emulator.state.meta_view import MetaView
+from emulator.state.meta_view import MetaState, MetaView
 
 from .conftest import job, machine, run_scenario
 
@@ -67,7 +67,7 @@ def platform() -> Platform:
 
 def test_wrand_probabilities_are_proportional_to_cpus_times_speed():
     grid = platform()
-    view = MetaView(grid, np.random.default_rng(0))
+    view = MetaView(MetaState(grid, np.random.default_rng(0)))
     policy = Wrand(rng=np.random.default_rng(0), platform=grid)
     one = Job(1, 0.0, 1, 10.0, placement="spread")
     two = Job(2, 0.0, 2, 10.0, placement="spread")
@@ -80,7 +80,7 @@ def test_wrand_draws_follow_the_probabilities(cpus, expected):
     # 6000 seeded draws: each share within 4 standard deviations of its probability
     # (sd = sqrt(p (1 - p) / n) <= 0.0065), and the same seed gives the same draws.
     grid = platform()
-    view = MetaView(grid, np.random.default_rng(0))
+    view = MetaView(MetaState(grid, np.random.default_rng(0)))
     n = 6000
     jobs = [Job(i, 0.0, cpus, 10.0, placement="spread") for i in range(n)]
     policy = Wrand(rng=np.random.default_rng(7), platform=grid)

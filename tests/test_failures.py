@@ -26,7 +26,7 @@ from emulator.core.config import ScenarioError
 from emulator.core.failures import FailureModel, FailureProcess, lost_reason
 from emulator.core.messages import Status
 from emulator.data.scenario import parse
-from emulator.state.meta_view import MetaView
+from emulator.state.meta_view import MetaState, MetaView
 
 from .test_properties import SETTINGS, fits, grid_scenarios, model, shape
 
@@ -377,15 +377,16 @@ def test_own_site_holds_a_job_whose_site_is_down():
 
 def test_the_meta_view_learns_of_failures_and_outages_only_from_status_reports():
     raw = outage_grid("wait")
-    view = MetaView(parse(raw, "t").platform, np.random.default_rng(0))
+    knowledge = MetaState(parse(raw, "t").platform, np.random.default_rng(0))
+    view = MetaView(knowledge)
     job = parse(raw, "t").jobs[0]
     assert view.eligible(job).tolist() == [True, True] and not view.any_down
-    view.apply(0, Status(0, 0, 0, 0.0, (), (), (), (), (), 20.0, up_cpus=0, down=True))
+    knowledge.apply(0, Status(0, 0, 0, 0.0, (), (), (), (), (), 20.0, up_cpus=0, down=True))
     assert view.eligible(job).tolist() == [False, True] and view.possible(job).tolist() == [True, True]
     assert view.up_cpus.tolist() == [0, 1] and view.down.tolist() == [True, False]
-    view.apply(0, Status(0, 0, 1, 0.0, (), (), (), (), (), 200.0))  # -1: a cluster that does not report
+    knowledge.apply(0, Status(0, 0, 1, 0.0, (), (), (), (), (), 200.0))  # -1: a cluster that does not report
     assert view.down.tolist() == [True, False]
-    view.apply(0, Status(0, 0, 1, 0.0, (), (), (), (), (), 200.0, up_cpus=1, down=False))
+    knowledge.apply(0, Status(0, 0, 1, 0.0, (), (), (), (), (), 200.0, up_cpus=1, down=False))
     assert view.eligible(job).tolist() == [True, True] and not view.any_down
 
 

@@ -18,7 +18,7 @@ from ..core.model import Job, Platform, link_clock
 from ..policies import META as META_POLICIES
 from ..policies.meta_base import HOLD, Dispatch, Reject
 from ..policies.registry import PolicySpec
-from ..state.meta_view import MetaView
+from ..state.meta_view import MetaState, MetaView
 from ..sync.coordinator import EVENT_BUDGET
 from ..sync.horizons import Timeline
 
@@ -43,7 +43,8 @@ class MetaPartition:
         self.platform = platform
         self.rng = np.random.default_rng(seed_seq)
         self.policy = META_POLICIES.create(policy, rng=self.rng, platform=platform)
-        self.view = MetaView(platform, self.rng)
+        self.knowledge = MetaState(platform, self.rng)
+        self.view = MetaView(self.knowledge)
         self.links = [link_clock(c.link, c.link_changes) for c in platform.clusters]  # the true links
         self.now = 0.0
         self._seq = 0
@@ -105,13 +106,13 @@ class MetaPartition:
         events = self._events
         while events and events[0][0] < horizon and budget > 0:
             budget -= 1
-            self.now = self.view.now = time = events[0][0]
+            self.now = self.knowledge.now = time = events[0][0]
             submitted: list[Job] = []
             reported = False
             while events and events[0][0] == time:
                 _, kind, _, data = heapq.heappop(events)
                 if kind == _STATUS:
-                    self.view.apply(*data)
+                    self.knowledge.apply(*data)
                     self.policy.observe(*data)
                     reported = True
                 elif kind == _SUBMIT:
@@ -135,7 +136,7 @@ class MetaPartition:
     def _send(self, job: Job, c: int, priority: float) -> None:
         """Dispatch ``job`` to cluster ``c`` now, with ``priority`` for its local policy."""
         self._rows.append((self.now, DISPATCHED, job.id, c, 0, NO_CPUS, NO_CPUS, None))
-        self.view.sent(c, job)
+        self.knowledge.sent(c, job)
         deliver = self.links[c].send(self.now, job.in_bytes)
         self._msg_seq += 1
         payload = (job.to_tuple(), priority)
@@ -168,7 +169,7 @@ class MetaPartition:
             held_ids = {j.id for j in held} | waiting
             held = [j for j in jobs if j.id in held_ids]
         self._held = held
-        if held and not self._events and self.view.idle() and not self.view.any_down:
+        if held and not self._events and self.knowledge.idle() and not self.knowledge.any_down:
             reason = f"held by meta policy {self.policy.name} with nothing left that could release it"
             self._rows += [(self.now, REJECT, job.id, -1, 0, NO_CPUS, NO_CPUS, reason) for job in held]
             self._held = []

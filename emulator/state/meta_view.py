@@ -1,20 +1,38 @@
 """What a meta policy sees of the grid: :class:`MetaView`, below the policies that read it.
 
-The meta-scheduler partition (:mod:`emulator.partitions.meta`) keeps one and updates it
-from the clusters' status messages and its own dispatches; a meta policy
-reads it (and can be tested on one built by hand, with no partition).
+The meta-scheduler partition (:mod:`emulator.partitions.meta`) keeps a
+:class:`MetaState` and updates it from the clusters' status messages and its
+own dispatches; a meta policy reads it through a :class:`MetaView`, whose
+arrays are read-only views of the state's (live: they follow it without
+copies) and whose ``in_flight`` mappings are proxies. A policy can be tested
+on a state built by hand, with no partition:
+
+>>> from emulator.core.model import Cluster, Job, Link, Machine, Platform
+>>> grid = Platform((Cluster("a", (Machine(4, 100.0),), Link(1.0)),))
+>>> state = MetaState(grid, np.random.default_rng(0))
+>>> view = MetaView(state)
+>>> state.sent(0, Job(1, 0.0, 2, 10.0))
+>>> view.queued.tolist(), view.in_flight_work.tolist()
+([1], [20.0])
+>>> view.free_cpus[0] = 0
+Traceback (most recent call last):
+ValueError: assignment destination is read-only
 """
 
 from __future__ import annotations
+
+from types import MappingProxyType
 
 import numpy as np
 
 from ..core.messages import Status
 from ..core.model import SINGLE, Job, Platform
+from .views import read_only
 
 
-class MetaView:
-    """What a meta policy may read. Arrays are indexed by cluster; do not mutate them.
+class MetaState:
+    """The meta-scheduler's knowledge of the grid, which its partition updates (policies read it
+    through a :class:`MetaView`). Arrays are indexed by cluster and only ever updated in place.
 
     Static: ``platform``, ``cpus`` (CPUs per cluster); ``bandwidth`` (bytes/s)
     and ``latency`` (s) of each cluster's link, as the scenario gives them, then
@@ -148,3 +166,57 @@ def _idle_speed(cluster, job: Job) -> float:
         if cpus >= job.cpus:
             break
     return min(speeds)
+
+
+_ARRAYS = (
+    "cpus",
+    "bandwidth",
+    "latency",
+    "reported_queued",
+    "running",
+    "free_cpus",
+    "queued_work",
+    "queued_cpu_work",
+    "running_work",
+    "draining_cpus",
+    "report_time",
+    "in_flight_work",
+    "up_cpus",
+    "down",
+)
+"""The :class:`MetaState` arrays a :class:`MetaView` offers, read-only."""
+
+
+class MetaView:
+    """What a meta policy may read of a :class:`MetaState` (see its docstring for every field):
+    the arrays as read-only views, ``in_flight`` as mapping proxies, ``now``, ``queued`` and
+    ``any_down`` as they stand, and the state's questions (``speed``, ``possible``, ``eligible``,
+    ``idle``). Nothing here changes the state."""
+
+    def __init__(self, state: MetaState) -> None:
+        self._state = state
+        self.platform = state.platform
+        self.rng = state.rng
+        self.cluster_index = MappingProxyType(state.cluster_index)
+        for name in _ARRAYS:
+            setattr(self, name, read_only(getattr(state, name)))
+        self.in_flight = tuple(MappingProxyType(flying) for flying in state.in_flight)
+        self.speed = state.speed
+        self.possible = state.possible
+        self.eligible = state.eligible
+        self.idle = state.idle
+
+    @property
+    def now(self) -> float:
+        return self._state.now
+
+    @property
+    def queued(self) -> np.ndarray:
+        return self._state.queued
+
+    @property
+    def any_down(self) -> bool:
+        return self._state.any_down
+
+    def __reduce__(self):
+        return MetaView, (self._state,)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # (only for annotations: views sit below the state they read)
     from .cluster_state import ClusterState
 
 
-def _read_only(array: np.ndarray) -> np.ndarray:
+def read_only(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
     return view
@@ -54,9 +54,9 @@ class ResourcesView:
         self._res = resources
         self.cluster = resources.cluster
         self.per_machine = resources.per_machine
-        self.mips = _read_only(resources.mips)
-        self.capacity = _read_only(resources.capacity)
-        self.available = _read_only(resources.available)
+        self.mips = read_only(resources.mips)
+        self.capacity = read_only(resources.capacity)
+        self.available = read_only(resources.available)
         self.free = resources.free  # (already a read-only view, kept in step)
         self.free_licenses = MappingProxyType(resources.free_licenses)
         self.eligible = resources.eligible
