@@ -1,12 +1,18 @@
-"""The offered load the reproductions' ``--load`` sets: its formula by hand, and on generated jobs."""
+"""Operating points of the reproductions: the offered load ``--load`` sets (by hand and on generated
+jobs), seed 004's per-round MCP (eq. 7) and MUSCLE collecting batches of a given size."""
 
 import math
 
+import pyarrow as pa
 import pytest
 
+from emulator.model import Cluster, Link, Machine, Platform
+from emulator.round_cp import round_mcp_pb
 from emulator.scenario import load
 from workloads import presets
 from workloads.offered_load import interarrival_for_load, offered_load, pareto_mean
+
+from .conftest import job, machine, run_scenario
 
 TWO_CLUSTERS = """
 name = "hand"
@@ -69,3 +75,43 @@ def test_the_interarrival_for_a_load_gives_that_load_on_generated_jobs(preset, j
     gap = interarrival_for_load(scenario, target, sets)
     measured = [measured_load(scenario, [*sets, f"workload.mean_interarrival={gap}"], s) for s in (1, 2, 3)]
     assert sum(measured) / len(measured) == pytest.approx(target, rel=0.08)
+
+
+def test_round_mcp_averages_eq_7_over_rounds_of_batch_jobs():
+    # Rounds of 2 jobs in submission order; weights (makespan 1, idle 3, over-deadline 4) / 8.
+    # Round 0: A holds j1 (2 CPUs, 0-10, 2 s late): makespan 10, idle 4 x 10 - 20 = 20, over 2:
+    #   CP (10 + 60 + 8) / 8 = 9.75; B holds j2 (2 CPUs, 1-5): makespan 4, idle 0: CP 0.5.
+    #   MCP (9.75 + 0.5) / 2 = 5.125, PB |9.75 - 0.5| / sqrt(2).
+    # Round 1: A holds j3 (4 CPUs, 10-20) and j4 (2 CPUs, 20-22, 1 s late): makespan 12,
+    #   idle 48 - 44 = 4, over 1: CP (12 + 12 + 4) / 8 = 3.5 = its MCP; one cluster, no PB.
+    platform = Platform(
+        (
+            Cluster("A", (Machine(4, 1.0),), Link(0.0), policy="titan"),
+            Cluster("B", (Machine(2, 1.0),), Link(0.0), policy="titan"),
+        )
+    )
+    jobs = pa.table(
+        {
+            "submit": [0.0, 1.0, 2.0, 3.0],
+            "status": ["finished"] * 4,
+            "cluster": ["A", "B", "A", "A"],
+            "cpus": [2, 2, 4, 2],
+            "start": [0.0, 1.0, 10.0, 20.0],
+            "finish": [10.0, 5.0, 20.0, 22.0],
+            "deadline": [8.0, math.inf, 30.0, 21.0],
+        }
+    )
+    mcp, pb = round_mcp_pb(jobs, platform, batch=2)
+    assert mcp == pytest.approx((5.125 + 3.5) / 2)
+    assert pb == pytest.approx(9.25 / math.sqrt(2))
+
+
+def test_muscle_releases_a_batch_once_it_holds_batch_jobs(tmp_path):
+    # One cluster of 2 CPUs, latency 1; threshold 0: hold while the cluster has any work left.
+    # t=0: the grid is idle -> J1 (2 CPUs, 100 s) goes at once. t=5: J2 is held (1 job < batch 2).
+    # t=10: J2 and J3 make a batch of 2: both go, arrive at 11, start when J1 ends at 101.
+    cluster = {"name": "a", "latency": 1.0, "machines": [machine(1, count=2)]}
+    jobs = [job(1, 0, 2, 100, placement="spread"), job(2, 5, 1, 10), job(3, 10, 1, 10)]
+    rows = run_scenario(tmp_path, [cluster], jobs, meta="muscle[batch=2,threshold=0.0]")
+    assert [rows[i]["arrive"] for i in (1, 2, 3)] == [1, 11, 11]
+    assert [rows[i]["start"] for i in (1, 2, 3)] == [1, 101, 101]
