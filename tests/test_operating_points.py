@@ -107,11 +107,11 @@ def test_round_mcp_averages_eq_7_over_rounds_of_batch_jobs():
 
 
 def test_muscle_releases_a_batch_once_it_holds_batch_jobs(tmp_path):
-    # One cluster of 2 CPUs, latency 1; threshold 0: hold while the cluster has any work left.
+    # One cluster of 2 CPUs, latency 1: jobs wait for a batch of 2 unless the grid is idle.
     # t=0: the grid is idle -> J1 (2 CPUs, 100 s) goes at once. t=5: J2 is held (1 job < batch 2).
     # t=10: J2 and J3 make a batch of 2: both go, arrive at 11, start when J1 ends at 101.
     cluster = {"name": "a", "latency": 1.0, "machines": [machine(1, count=2)]}
     jobs = [job(1, 0, 2, 100, placement="spread"), job(2, 5, 1, 10), job(3, 10, 1, 10)]
-    rows = run_scenario(tmp_path, [cluster], jobs, meta="muscle[batch=2,threshold=0.0]")
+    rows = run_scenario(tmp_path, [cluster], jobs, meta="muscle[batch=2]")
     assert [rows[i]["arrive"] for i in (1, 2, 3)] == [1, 11, 11]
     assert [rows[i]["start"] for i in (1, 2, 3)] == [1, 101, 101]

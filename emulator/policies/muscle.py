@@ -11,10 +11,10 @@ Algorithm 4 of the paper, per batch of collected jobs:
    report), over its CPUs. An idle grid releases at once. Held jobs are
    offered again at each status report or submission. ``threshold``
    defaults to ``inf``: a batch is then what is submitted at one time. With
-   ``batch = B`` (> 0) a batch is also released once ``B`` jobs are collected:
-   the paper's batch is the queue it measures its workload level by (40-160
-   jobs, Sec. 5.1), which ``muscle[batch=100,threshold=0.0]`` collects (the
-   threshold 0 releases early only when a cluster has no work left). The
+   ``batch = B`` (> 0) jobs are held instead until ``B`` wait, or the whole
+   grid has nothing left to run (so the last jobs are never stranded): the
+   paper's batches, the queue it measures its workload levels by (40-160
+   jobs, Sec. 5.1), by count rather than by an expected makespan. The
    paper leaves the threshold open, and collecting across times costs more
    than it gains here: a held job is hidden from TITAN, which would have
    ordered it by its deadline and searched over it at every arrival
@@ -168,10 +168,17 @@ class Muscle(MetaPolicy):
         queued = (view.queued_cpu_work + view.in_flight_work) / self.mips
         return bool(((running + queued) / self.cpus <= self.threshold).any())
 
+    def collecting(self, jobs: list[Job], view) -> bool:
+        """Whether to hold ``jobs``: until ``batch`` of them wait (an idle grid waits for none),
+        or, without ``batch``, while every cluster has more than ``threshold`` of work per CPU."""
+        if self.batch:
+            return len(jobs) < self.batch and not view.idle()
+        return not self.release(view)
+
     def select(self, jobs: list[Job], view) -> list[Choice]:
         eligible = np.array([view.eligible(job) for job in jobs], dtype=bool).reshape(len(jobs), -1)
         runnable = eligible.any(axis=1)
-        if not 0 < self.batch <= len(jobs) and not self.release(view):
+        if self.collecting(jobs, view):
             return [HOLD if ok else no_cluster(job) for job, ok in zip(jobs, runnable, strict=True)]
         choices: list[Choice] = [no_cluster(job) for job in jobs]
         batch = self._batch(jobs, view, eligible)
