@@ -161,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.load is not None:
         fixed.append(f"workload.mean_interarrival={interarrival_for_load(scenario, args.load, reference)}")
     stated = offered_load(scenario, [*reference, *fixed])
-    print(f"offered load of the {FIXED_CLUSTERS}-cluster grid: {stated:.3g} (of S clusters: x 40 / S)")
+    reference_grid = f"{FIXED_CLUSTERS}-cluster grid"
+    print(f"offered load of the {reference_grid}: {stated:.3g} (of S clusters: x {FIXED_CLUSTERS} / S)")
     length = args.length or "as the preset"
     baselines = "PARS, BARS with load term" if args.baseline_load else "PARS, BARS"
     print(f"mcrs: MCRS[on_infeasible={args.on_infeasible}] vs LARS, {baselines}; length {length}")

@@ -60,7 +60,7 @@ from emulator.round_cp import round_mcp_pb
 from emulator.scenario import load as load_scenario
 from emulator.sweep import mean_ci
 from workloads import presets
-from workloads.offered_load import interarrival_for_load, offered_load, pareto_mean
+from workloads.offered_load import interarrival_for_load, offered_load
 
 POLICIES = [
     Series("MUSCLE", ['meta.policy="muscle"']),
@@ -175,19 +175,18 @@ def fig7_points(load: float) -> list[tuple[int, float, list[str]]]:
     Clusters ``FIG7_POOL[:n]`` at rate 1.0; job sizes uniform on 1..m_MAX (the paper: "the
     probability that a job requests fewer than m_MAX resources is proportional to log m_MAX",
     which the generator cannot draw; uniform keeps the range); the mean inter-arrival gives
-    offered load ``load``: mean size x mean execution time / (gap x CPUs).
+    offered load ``load`` (:func:`workloads.offered_load.interarrival_for_load`).
     """
-    execution = pareto_mean(5.0, 100.0, 1.0)  # the preset's execution = [5, 100], shape 1
     points = []
     for n in FIG7_COUNTS:
         sizes = FIG7_POOL[:n]
-        gap = (1 + max(sizes)) / 2 * execution / (load * sum(sizes))
         sets = [
             f"platform.sizes={json.dumps(sizes)}",
             f"platform.rates={json.dumps([1.0] * n)}",
             f"workload.size=[1, {max(sizes)}]",
             'local.policy="titan[w_over=8.0]"',
         ]
+        gap = interarrival_for_load(presets.path("muscle"), load, sets)
         points.append((n, round(gap, 6), sets))
     return points
 
@@ -288,7 +287,6 @@ def main(argv: list[str] | None = None) -> int:
     gap = dict(zip(LEVELS, numbers, strict=True))
     loads = ", ".join(f"{level}: {offered_load(scenario, [f'{KEY}={g}']):.2f}" for level, g in gap.items())
     print(f"offered load per level: {loads}")
-    key = KEY
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"muscle: MUSCLE vs DLL vs WRAND, TITAN local; {args.jobs} jobs, {args.seeds} seed(s) per point")
     if args.jobs < PAPER_JOBS:
@@ -313,21 +311,21 @@ def main(argv: list[str] | None = None) -> int:
         if name == "load":
             xs = [gap[level] for level in LEVELS]
             series = [*POLICIES, COLLECTING]
-            runs = run(series, key, xs, [])
+            runs = run(series, KEY, xs, [])
             print(section(runs, series, xs, LEVELS, PAPER["load"]))
             xlabel = "workload level (mean jobs in the queue)"
             figures(args.out, name, runs, series, xs, LEVELS, xlabel, "workload levels (Fig. 4)")
         elif name == "deadline":
             for level in DEADLINE_LEVELS:
                 xs = [[0.0, float(d)] for d in DEADLINES]
-                runs = run(POLICIES, "workload.deadline_ratio", xs, [f"{key}={gap[level]}"])
+                runs = run(POLICIES, "workload.deadline_ratio", xs, [f"{KEY}={gap[level]}"])
                 print(f"\nlevel {level} (inter-arrival {gap[level]} s); columns: dr in [0, d]")
                 print(section(runs, POLICIES, xs, DEADLINES, {}))
                 caption = f"deadline ranges at level {level} (Fig. 5)"
                 figures(args.out, f"deadline-{level}", runs, POLICIES, xs, DEADLINES, "dr in [0, d]", caption)
         elif name == "weights":
             xs = [gap[level] for level in WEIGHT_LEVELS]
-            runs = run(POLICIES, key, xs, [f"platform.policies={json.dumps(WEIGHTS)}"])
+            runs = run(POLICIES, KEY, xs, [f"platform.policies={json.dumps(WEIGHTS)}"])
             print(section(runs, POLICIES, xs, WEIGHT_LEVELS, PAPER["weights"]))
             for title, metric in (("MCP", "mcp"), ("PB", "pb")):
                 bars = {s.label: [runs.mean(s.label, x, grid(metric)) for x in xs] for s in POLICIES}
@@ -341,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
         elif name == "threshold":
             series = [Series(f"t={t}", [f'meta.policy="muscle[threshold={t}.0]"']) for t in THRESHOLDS]
-            runs = run(series, key, [gap[100]], [])
+            runs = run(series, KEY, [gap[100]], [])
             x = gap[100]
             rows = [
                 [s.label, *(fmt(runs.mean(s.label, x, m), 0) for m in (grid("mcp"), grid("pb"), queued))]
@@ -353,13 +351,13 @@ def main(argv: list[str] | None = None) -> int:
             points = {f"transient (level 100, {gap[100]} s)": gap[100], f"steady ({steady} s)": steady}
             rounds: dict = {}
             keep = rounds_keeper(rounds, fixed)
-            runs = run([*POLICIES, BATCHED], key, list(points.values()), [], keep)
+            runs = run([*POLICIES, BATCHED], KEY, list(points.values()), [], keep)
             print(confounds_table(runs, rounds, points))
         elif name == "clusters":
             results = {}
             for n, gap_n, sets in fig7_points(args.fig7_load):
                 print(f"  {n} clusters, mean inter-arrival {gap_n} s: {' '.join(sets)}")
-                results[n] = (gap_n, run(POLICIES, key, [gap_n], sets))
+                results[n] = (gap_n, run(POLICIES, KEY, [gap_n], sets))
             rows = []
             for n, (x, runs) in results.items():
                 mcp = [fmt(runs.mean(s.label, x, grid("mcp")), 0) for s in POLICIES]
