@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from emulator.data.offered_load import interarrival_for_load, offered_load
 from emulator.engine.sweep import Point, mean_ci, points
 from emulator.engine.sweep_pool import process_pool
 
@@ -87,6 +88,52 @@ def run_series(
     runs.summaries = {k: [s for _, s in sorted(v, key=lambda e: e[0])] for k, v in runs.summaries.items()}
     runs.wall_seconds = time.perf_counter() - started
     return runs
+
+
+def load_axis(scenario: Path, xs: list[float], load: float, fixed=()) -> list[float]:
+    """A paper's inter-arrival axis ``xs`` moved to offered load ``load`` at its heaviest point.
+
+    The least positive ``x`` gets the mean inter-arrival of offered load ``load``
+    (:mod:`emulator.data.offered_load`); the others keep the paper's ratios to it, so its
+    points stay in the proportions it chose; 0 (every job at once) stays 0.
+    """
+    heaviest = min(x for x in xs if x > 0)
+    gap = interarrival_for_load(scenario, load, list(fixed))
+    return [round(x * gap / heaviest, 6) for x in xs]
+
+
+def run_interarrivals(
+    scenario: Path,
+    series: list[Series],
+    xs: list[float],
+    load: float | None,
+    seeds: int,
+    workers: int | None,
+    fixed=(),
+    keep: Callable[[str, object, int, dict[str, bytes]], None] | None = None,
+) -> Runs:
+    """:func:`run_series` over the paper's inter-arrival axis ``xs``, or over it moved to ``load``.
+
+    Either way the results (and ``keep``'s x) are keyed by the paper's ``xs``, so its
+    tables line up with the paper's columns; each point's offered load is printed.
+    """
+    gaps = list(xs) if load is None else load_axis(scenario, xs, load, fixed)
+    paper = dict(zip(gaps, xs, strict=True))
+    print("offered load: " + loads_line(scenario, xs, gaps, fixed))
+    relabel = keep and (lambda label, x, seed, files: keep(label, paper[x], seed, files))
+    key = "workload.mean_interarrival"
+    runs = run_series(scenario, series, key, gaps, seeds, workers, fixed, relabel)
+    runs.summaries = {(label, paper[x]): v for (label, x), v in runs.summaries.items()}
+    return runs
+
+
+def loads_line(scenario: Path, xs: list[float], gaps: list[float], fixed=()) -> str:
+    """Each point's offered load, e.g. ``t_a = 5: 8.00 (mean inter-arrival 5 s)``."""
+    parts = []
+    for x, gap in zip(xs, gaps, strict=True):
+        value = offered_load(scenario, [*fixed, f"workload.mean_interarrival={gap}"])
+        parts.append(f"{x:g}: {value:.2f} (mean inter-arrival {gap:g} s)")
+    return ", ".join(parts)
 
 
 def _key(x: object) -> object:

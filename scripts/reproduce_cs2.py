@@ -25,6 +25,9 @@ default: every CPU).
 
     python scripts/reproduce_cs2.py [--seeds 20] [--jobs 1500] [--workers N] [--out DIR]
     python scripts/reproduce_cs2.py --fig1 [--seeds 1] [--jobs 1500] [--ta 1,4,6,8,10,12]
+
+``--load X`` runs the same ``Ta`` columns at offered load X for ``Ta = 1`` and X / Ta for
+the others (the stated ``Ta`` give 11.7 / Ta: see docs/reproductions.md).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-from reproduce_common import Runs, Series, fmt, line_figure, run_series, table
+from reproduce_common import Runs, Series, fmt, line_figure, run_interarrivals, table
 
 from workloads import presets
 
@@ -277,15 +280,9 @@ def figure1(args) -> int:
 
     count = len(FIG1_SERIES) * len(TA) * args.seeds
     print(f"cs2 Fig. 1: {count} runs ({args.jobs} jobs, {args.seeds} seed(s)); jobs in the system over time")
-    runs = run_series(
-        presets.path("cs2"),
-        FIG1_SERIES,
-        "workload.mean_interarrival",
-        TA,
-        args.seeds,
-        args.workers,
-        [f"workload.jobs={args.jobs}"],
-        keep=keep,
+    fixed = [f"workload.jobs={args.jobs}"]
+    runs = run_interarrivals(
+        presets.path("cs2"), FIG1_SERIES, TA, args.load, args.seeds, args.workers, fixed, keep
     )
     header = ["scheduler, Ta", *(f"{t / 1000:g}k s" for t in FIG1_TIMES), "peak", "trend /1000 s"]
     rows, lines = [], {}
@@ -323,6 +320,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("runs/reproduce-cs2"), help="PNG folder")
     parser.add_argument("--ta", default="1,4,6,8,10,12", help="mean inter-arrival times (paper: 1,4,...,12)")
     parser.add_argument(
+        "--load",
+        type=float,
+        default=None,
+        help="offered load at Ta = 1, the other Ta in the paper's ratios (default: as stated, 11.7)",
+    )
+    parser.add_argument(
         "--scalability",
         default="100,200,300,400,500,600,700,800,900,1000",
         help="jobs in the cluster for Fig. 8 ('' to skip)",
@@ -339,15 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     total = len(SERIES) * len(TA) * args.seeds
     shape = f"{len(SERIES)} schedulers x {len(TA)} loads x {args.seeds} seeds, {args.jobs} jobs"
     print(f"cs2: {total} runs ({shape})")
-    runs = run_series(
-        presets.path("cs2"),
-        SERIES,
-        "workload.mean_interarrival",
-        TA,
-        args.seeds,
-        args.workers,
-        [f"workload.jobs={args.jobs}"],
-    )
+    fixed = [f"workload.jobs={args.jobs}"]
+    runs = run_interarrivals(presets.path("cs2"), SERIES, TA, args.load, args.seeds, args.workers, fixed)
     text, means, bands = metric_tables(runs)
     print(text)
     scale = None

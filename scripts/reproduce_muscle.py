@@ -22,6 +22,12 @@ submitted at one time), ``dll`` and ``wrand``:
   the offered load held at ``--fig7-load`` as clusters are added (see
   :func:`fig7_points`).
 
+- ``confounds`` (only when asked): issue 20's three confounded differences from the paper,
+  switched one at a time, in one table: MCP over the whole run (``summary.json``) or per round
+  of ``ROUND`` jobs (eq. 7, :mod:`emulator.data.round_cp`); MUSCLE with one job per batch or
+  collecting ``ROUND`` jobs (``muscle[batch=100]``); the transient level 100
+  (its inter-arrival overloads the grid) or a steady-state offered load (``--steady-load``).
+
 The workload level is set by the mean inter-arrival time: LEVELS maps each of
 the paper's levels to one, calibrated with DLL at 4000 jobs (seed 1). The
 script prints the level each run had: the mean number of jobs submitted and
@@ -35,19 +41,25 @@ policy is ``(MCP_other - MCP_muscle) / MCP_other``, the paper's "outperforms
 by x%".
 
     python scripts/reproduce_muscle.py [--seeds 1] [--jobs 4000] [--workers N] [--out DIR]
-        [--experiments load,deadline,weights[,threshold][,clusters]] [--interarrivals 1.22,1.13,1.06,1,0.96]
+        [--experiments load,deadline,weights[,threshold][,clusters][,confounds]]
+        [--interarrivals 1.22,1.13,1.06,1,0.96 | --load L40,L70,L100,L130,L160] [--steady-load X]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 from reproduce_common import Runs, Series, bar_figure, fmt, line_figure, report_end, run_series, table
 
+from emulator.data.offered_load import interarrival_for_load, offered_load
+from emulator.data.round_cp import round_mcp_pb
+from emulator.data.scenario import load as load_scenario
+from emulator.engine.sweep import mean_ci
 from workloads import presets
 
 POLICIES = [
@@ -80,9 +92,72 @@ CLAIMS = {
     "than DLL at 40, better above (Fig. 6)",
     "threshold": "(not in the paper) MUSCLE collects jobs while every cluster has more than `threshold` "
     "seconds of work per CPU",
+    "confounds": "(issue 20) MUSCLE's advantage with one difference from the paper changed at a time: "
+    "whole-run CP or per-round MCP (eq. 7), one job per batch or the paper's batches, transient or "
+    "steady-state load",
     "clusters": "MCP and PB: MUSCLE best at every multicluster size; its advantage over WRAND grows with "
     "the number of clusters, no clear trend against DLL (Fig. 7)",
 }
+
+
+KEY = "workload.mean_interarrival"
+ROUND = 100
+"""The paper's batch: the jobs in its queue at its headline level (100, where it reports MUSCLE
+56.7% ahead of DLL); per-round MCP is judged over rounds of this many jobs."""
+BATCHED = Series(f"MUSCLE b={ROUND}", [f'meta.policy="muscle[batch={ROUND}]"'])
+STEADY_LOAD = 0.9
+"""The confounds experiment's steady-state offered load (docs/reproductions.md says why)."""
+
+
+def rounds_keeper(rounds: dict, fixed: list[str]):
+    """A ``keep`` for :func:`run_series` that stores each run's per-round MCP, PB and mean batch."""
+    platform = load_scenario(presets.path("muscle"), fixed).platform
+
+    def keep(label: str, x, seed: int, files: dict[str, bytes]) -> None:
+        jobs = pa.ipc.open_file(pa.BufferReader(files["jobs.arrow"])).read_all()
+        mcp, pb = round_mcp_pb(jobs, platform, ROUND)
+        arrive = jobs.column("arrive").drop_null().to_numpy()
+        batch = arrive.size / max(np.unique(arrive).size, 1)  # jobs released together arrive together
+        rounds.setdefault((label, x), []).append({"mcp": mcp, "pb": pb, "batch": batch})
+
+    return keep
+
+
+def confounds_table(runs: Runs, rounds: dict, points: dict[str, float]) -> str:
+    """MUSCLE's MCP advantage with each confounded difference switched on its own (issue 20).
+
+    Per load point, metric (whole-run CP or per-round eq. 7) and MUSCLE variant (one job
+    per batch, or collecting ``ROUND`` jobs): MCP of MUSCLE, DLL and WRAND, MUSCLE's
+    advantage, PB of MUSCLE and DLL, the level (DLL) and MUSCLE's mean batch.
+    """
+
+    def value(label: str, x: float, metric: str):
+        if metric == "whole":
+            return runs.mean(label, x, grid("mcp")), runs.mean(label, x, grid("pb"))
+        found = rounds.get((label, x), [])
+        return mean_ci([r["mcp"] for r in found]), mean_ci([r["pb"] for r in found if r["pb"] is not None])
+
+    rows = []
+    for point, x in points.items():
+        for metric in ("whole", "per-round"):
+            for muscle in ("MUSCLE", BATCHED.label):
+                (m, m_pb), (d, d_pb), (w, _) = (value(label, x, metric) for label in (muscle, "DLL", "WRAND"))
+                batch = mean_ci([r["batch"] for r in rounds.get((muscle, x), [])])
+                rows.append(
+                    [
+                        point,
+                        metric,
+                        muscle,
+                        *(fmt(v, 0) for v in (m, d, w)),
+                        percent(m and d and 100 * (d[0] - m[0]) / d[0]),
+                        percent(m and w and 100 * (w[0] - m[0]) / w[0]),
+                        *(fmt(v, 0) for v in (m_pb, d_pb)),
+                        fmt(runs.mean("DLL", x, queued), 0),
+                        fmt(batch, 1),
+                    ]
+                )
+    header = ["load", "MCP", "MUSCLE", "MUSCLE", "DLL", "WRAND", "vs DLL", "vs WRAND", "PB M", "PB DLL"]
+    return table([*header, "level", "batch"], rows)
 
 
 FIG7_POOL = list(range(20, 57, 4))  # the paper's pool: cluster sizes 20..56 in steps of 4
@@ -94,37 +169,24 @@ FIG7_LOAD = 1.0
 1.0 is about where the Fig. 4 levels 40-100 lie (offered load 0.99-1.07 at gaps 1.22-1.06 s)."""
 
 
-def pareto_mean(low: float, high: float, shape: float) -> float:
-    """Mean of the bounded Pareto law on [low, high] (the preset's execution times)."""
-    if shape == 1.0:
-        return low * high * math.log(high / low) / (high - low)
-    return (
-        shape
-        * low**shape
-        * (low ** (1 - shape) - high ** (1 - shape))
-        / ((shape - 1) * (1 - (low / high) ** shape))
-    )
-
-
 def fig7_points(load: float) -> list[tuple[int, float, list[str]]]:
     """Per cluster count: the mean inter-arrival and the other overrides of Fig. 7's runs.
 
     Clusters ``FIG7_POOL[:n]`` at rate 1.0; job sizes uniform on 1..m_MAX (the paper: "the
     probability that a job requests fewer than m_MAX resources is proportional to log m_MAX",
     which the generator cannot draw; uniform keeps the range); the mean inter-arrival gives
-    offered load ``load``: mean size x mean execution time / (gap x CPUs).
+    offered load ``load`` (:func:`emulator.data.offered_load.interarrival_for_load`).
     """
-    execution = pareto_mean(5.0, 100.0, 1.0)  # the preset's execution = [5, 100], shape 1
     points = []
     for n in FIG7_COUNTS:
         sizes = FIG7_POOL[:n]
-        gap = (1 + max(sizes)) / 2 * execution / (load * sum(sizes))
         sets = [
             f"platform.sizes={json.dumps(sizes)}",
             f"platform.rates={json.dumps([1.0] * n)}",
             f"workload.size=[1, {max(sizes)}]",
             'local.policy="titan[w_over=8.0]"',
         ]
+        gap = interarrival_for_load(presets.path("muscle"), load, sets)
         points.append((n, round(gap, 6), sets))
     return points
 
@@ -203,16 +265,28 @@ def main(argv: list[str] | None = None) -> int:
         help=f"mean inter-arrival times standing for the levels {LEVELS}",
     )
     parser.add_argument(
+        "--load",
+        default="",
+        help=f"offered loads standing for the levels {LEVELS} instead of --interarrivals",
+    )
+    parser.add_argument(
         "--fig7-load", type=float, default=FIG7_LOAD, help="offered load of the clusters experiment (Fig. 7)"
     )
+    parser.add_argument(
+        "--steady-load", type=float, default=STEADY_LOAD, help="the confounds experiment's steady-state load"
+    )
     args = parser.parse_args(argv)
-    gaps = [float(v) for v in args.interarrivals.split(",")]
-    if len(gaps) != len(LEVELS):
-        parser.error(f"--interarrivals: give {len(LEVELS)} values, one per level {LEVELS}")
-    gap = dict(zip(LEVELS, gaps, strict=True))
     scenario = presets.path("muscle")
     fixed = [f"workload.jobs={args.jobs}"]
-    key = "workload.mean_interarrival"
+    option, values = ("--load", args.load) if args.load else ("--interarrivals", args.interarrivals)
+    numbers = [float(v) for v in values.split(",")]
+    if len(numbers) != len(LEVELS):
+        parser.error(f"{option}: give {len(LEVELS)} values, one per level {LEVELS}")
+    if args.load:
+        numbers = [round(interarrival_for_load(scenario, v, fixed), 6) for v in numbers]
+    gap = dict(zip(LEVELS, numbers, strict=True))
+    loads = ", ".join(f"{level}: {offered_load(scenario, [f'{KEY}={g}']):.2f}" for level, g in gap.items())
+    print(f"offered load per level: {loads}")
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"muscle: MUSCLE vs DLL vs WRAND, TITAN local; {args.jobs} jobs, {args.seeds} seed(s) per point")
     if args.jobs < PAPER_JOBS:
@@ -222,11 +296,11 @@ def main(argv: list[str] | None = None) -> int:
         )
     failures, wall, total = [], 0.0, 0
 
-    def run(series: list[Series], x_key: str, xs: list, extra: list[str]) -> Runs:
+    def run(series: list[Series], x_key: str, xs: list, extra: list[str], keep=None) -> Runs:
         nonlocal wall, total
         count = len(series) * len(xs) * args.seeds
         print(f"  {count} runs", flush=True)
-        runs = run_series(scenario, series, x_key, xs, args.seeds, args.workers, [*fixed, *extra])
+        runs = run_series(scenario, series, x_key, xs, args.seeds, args.workers, [*fixed, *extra], keep)
         failures.extend(runs.failures)
         wall += runs.wall_seconds
         total += count
@@ -237,21 +311,21 @@ def main(argv: list[str] | None = None) -> int:
         if name == "load":
             xs = [gap[level] for level in LEVELS]
             series = [*POLICIES, COLLECTING]
-            runs = run(series, key, xs, [])
+            runs = run(series, KEY, xs, [])
             print(section(runs, series, xs, LEVELS, PAPER["load"]))
             xlabel = "workload level (mean jobs in the queue)"
             figures(args.out, name, runs, series, xs, LEVELS, xlabel, "workload levels (Fig. 4)")
         elif name == "deadline":
             for level in DEADLINE_LEVELS:
                 xs = [[0.0, float(d)] for d in DEADLINES]
-                runs = run(POLICIES, "workload.deadline_ratio", xs, [f"{key}={gap[level]}"])
+                runs = run(POLICIES, "workload.deadline_ratio", xs, [f"{KEY}={gap[level]}"])
                 print(f"\nlevel {level} (inter-arrival {gap[level]} s); columns: dr in [0, d]")
                 print(section(runs, POLICIES, xs, DEADLINES, {}))
                 caption = f"deadline ranges at level {level} (Fig. 5)"
                 figures(args.out, f"deadline-{level}", runs, POLICIES, xs, DEADLINES, "dr in [0, d]", caption)
         elif name == "weights":
             xs = [gap[level] for level in WEIGHT_LEVELS]
-            runs = run(POLICIES, key, xs, [f"platform.policies={json.dumps(WEIGHTS)}"])
+            runs = run(POLICIES, KEY, xs, [f"platform.policies={json.dumps(WEIGHTS)}"])
             print(section(runs, POLICIES, xs, WEIGHT_LEVELS, PAPER["weights"]))
             for title, metric in (("MCP", "mcp"), ("PB", "pb")):
                 bars = {s.label: [runs.mean(s.label, x, grid(metric)) for x in xs] for s in POLICIES}
@@ -265,18 +339,25 @@ def main(argv: list[str] | None = None) -> int:
                 )
         elif name == "threshold":
             series = [Series(f"t={t}", [f'meta.policy="muscle[threshold={t}.0]"']) for t in THRESHOLDS]
-            runs = run(series, key, [gap[100]], [])
+            runs = run(series, KEY, [gap[100]], [])
             x = gap[100]
             rows = [
                 [s.label, *(fmt(runs.mean(s.label, x, m), 0) for m in (grid("mcp"), grid("pb"), queued))]
                 for s in series
             ]
             print(table(["MUSCLE", "MCP", "PB", "level"], rows))
+        elif name == "confounds":
+            steady = round(interarrival_for_load(scenario, args.steady_load, fixed), 6)
+            points = {f"transient (level 100, {gap[100]} s)": gap[100], f"steady ({steady} s)": steady}
+            rounds: dict = {}
+            keep = rounds_keeper(rounds, fixed)
+            runs = run([*POLICIES, BATCHED], KEY, list(points.values()), [], keep)
+            print(confounds_table(runs, rounds, points))
         elif name == "clusters":
             results = {}
             for n, gap_n, sets in fig7_points(args.fig7_load):
                 print(f"  {n} clusters, mean inter-arrival {gap_n} s: {' '.join(sets)}")
-                results[n] = (gap_n, run(POLICIES, key, [gap_n], sets))
+                results[n] = (gap_n, run(POLICIES, KEY, [gap_n], sets))
             rows = []
             for n, (x, runs) in results.items():
                 mcp = [fmt(runs.mean(s.label, x, grid("mcp")), 0) for s in POLICIES]

@@ -179,13 +179,20 @@ def cluster_cp(metrics: dict, cluster: Cluster) -> float | None:
     makespan = metrics["makespan"]
     if makespan is None:
         return None
+    w_makespan, w_idle, w_over = cp_weights_of(cluster)
+    idle = cluster.cpus * makespan * (1.0 - (metrics["utilization"] or 0.0))
+    total = w_makespan * makespan + w_idle * idle + w_over * metrics["over_deadline"]
+    return _num(total / (w_makespan + w_idle + w_over))
+
+
+def cp_weights_of(cluster: Cluster) -> tuple[float, float, float]:
+    """The CP weights of makespan, idle time and over-deadline a cluster is judged with: its
+    local policy's (``titan``'s), with its ``pairing``, else :data:`CP_WEIGHTS`."""
     params = cluster.policy.params
     w_makespan, w_idle, w_over = (float(params.get(k, v)) for k, v in CP_WEIGHTS.items())
     if params.get("pairing") == "text":  # Sec. 5: (W_o, W_m, W_i) for over-deadline, makespan, idle
         w_makespan, w_idle = w_idle, w_makespan
-    idle = cluster.cpus * makespan * (1.0 - (metrics["utilization"] or 0.0))
-    total = w_makespan * makespan + w_idle * idle + w_over * metrics["over_deadline"]
-    return _num(total / (w_makespan + w_idle + w_over))
+    return w_makespan, w_idle, w_over
 
 
 def mcp_pb(clusters: list[dict]) -> tuple[float | None, float | None]:

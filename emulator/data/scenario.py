@@ -156,7 +156,7 @@ def load_raw(
         if key.endswith(".policy"):
             _drop_params(raw, key.split(".")[:-1])
     for item in overrides:
-        _override(raw, item)
+        apply_override(raw, item)
     if seed is not None:
         raw["seed"] = seed
     loaded = parse(raw, source, base)
@@ -220,7 +220,7 @@ def _read(scenario: str | Path) -> tuple[str, str, Path]:
     return path.read_text(), str(path), path.resolve().parent
 
 
-def _override(raw: dict, item: str) -> None:
+def apply_override(raw: dict, item: str) -> None:
     """Apply ``key.sub=value``; the value is read as TOML (``1``, ``"x"``, ``[1, 2]``) or else as a string."""
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
