@@ -125,6 +125,7 @@ def small_scenario() -> dict:
             {"name": "b", "policy": "fcfs", "machines": [{"cpus": 4, "mips": 50.0}], "licenses": {"x": 1}},
         ],
         "workload": {"source": "synthetic", "jobs": 20, "mean_interarrival": 5.0, "cpus": [1, 2]},
+        "metrics": {},
     }
 
 
@@ -143,6 +144,9 @@ KEYS = [
     ("workload", "runtime_factor"),
     ("meta", "policy"),
     ("local",),
+    ("metrics", "bsld_threshold"),
+    ("metrics", "warmup"),
+    ("metrics", "cooldown"),
 ]
 toml_values = st.one_of(
     st.integers(-(2**63), 2**63 - 1),
@@ -183,3 +187,43 @@ def test_set_overrides(key, value):
     overrides = [f"{key}={value}"] + (["workload.jobs=20"] if key != "workload.jobs" else [])
     with suppress(*OURS):
         load("quickstart", overrides)
+
+
+REPLICATE_KEYS = ["resample", "windows", "estimate_noise", "limit", "start", "end"]
+
+
+@FUZZ
+@given(changes=st.lists(st.tuples(st.sampled_from(REPLICATE_KEYS), toml_values), min_size=1, max_size=3))
+def test_trace_replicate_keys(tmp_path_factory, changes):
+    """A trace's replicate keys (``resample``, ``windows``, ``estimate_noise``) and its selection."""
+    path = tmp_path_factory.mktemp("swf") / "t.swf"
+    path.write_text("; MaxProcs: 8\n" + "\n".join(" ".join(line) for line in swf_lines()) + "\n")
+    workload = {"source": "swf", "path": str(path), "resample": "window", "windows": 3}
+    workload |= dict(changes)
+    raw = {"name": "fuzz", "clusters": [{"name": "a", "machines": [{"count": 8, "cpus": 1}]}]}
+    raw |= {"workload": workload | {"site": "a"}}
+    with suppress(*OURS):
+        assert len(parse(raw, "fuzz.toml").jobs) <= 6
+
+
+POLICY_PARAMS = {
+    "easy": ["order", "half_life"],
+    "conservative": ["order", "half_life", "rounding"],
+    "cs2": ["sort", "classes", "period", "w_d"],
+    "titan": ["population", "generations", "pairing"],
+    "flexible": ["priority", "k"],
+}
+
+
+@FUZZ
+@given(
+    policy=st.sampled_from(sorted(POLICY_PARAMS)),
+    data=st.data(),
+    value=odd_values.filter(lambda v: not set(v) & set("[],=\"'")),
+)
+def test_policy_parameters(policy, data, value):
+    """Every declared parameter check: an odd value is refused in one line of ours, or accepted."""
+    key = data.draw(st.sampled_from(POLICY_PARAMS[policy]))
+    raw = small_scenario() | {"local": {"policy": f"{policy}[{key}={value}]"}}
+    with suppress(*OURS):
+        parse(raw, "fuzz.toml")  # builds every cluster's policy
