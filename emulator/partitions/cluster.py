@@ -123,7 +123,7 @@ class ClusterPartition:
         self.view = ClusterView(self.state)
         self.timeline = Timeline(self.busy)
 
-    # -- the partition step ---------------------------------------------------------------------
+    # -- the partition step ------------------------------------------------------------------------
 
     @property
     def next_time(self) -> float:
@@ -213,7 +213,7 @@ class ClusterPartition:
     def _on_plan(self, kind: int, data: None) -> None:
         """Nothing to apply: the event only makes now a planning time (see :meth:`_plan_tick`)."""
 
-    # -- events -----------------------------------------------------------------------------------
+    # -- events ------------------------------------------------------------------------------------
 
     def _push(self, time: float, kind: int, data) -> None:
         self._seq += 1
@@ -428,7 +428,7 @@ class ClusterPartition:
             heapq.heapify(events)
             return
 
-    # -- faults (emulator/partitions/faults.py): the services they use ---------------------------------------
+    # -- faults (emulator/partitions/faults.py): the services they use -----------------------------
 
     def _perturbation(self, kind: int, data) -> None:
         """A fault's event now: a kill at an estimate, or a failure, repair or outage bound."""
@@ -465,7 +465,7 @@ class ClusterPartition:
         payload = (original.to_tuple(), kills)
         self._outbox.append(Message(deliver, self.pid, self._msg_seq, META, RETURN_JOB, payload))
 
-    # -- stress: stale information and link changes (emulator/core/links.py) -------------------------
+    # -- stress: stale information and link changes (emulator/core/links.py) -----------------------
 
     def _marker_at(self, time: float, kind: int, data) -> None:
         self._markers += 1
