@@ -40,7 +40,7 @@ weighted by their jobs, and its sample deviation); MUSCLE's advantage over a
 policy is ``(MCP_other - MCP_muscle) / MCP_other``, the paper's "outperforms
 by x%".
 
-    python scripts/reproduce_muscle.py [--seeds 1] [--jobs 4000] [--workers N] [--out DIR]
+    python scripts/reproduce_muscle.py [--seeds 1] [--jobs 4000] [--workers N] [--out DIR] [--quick]
         [--experiments load,deadline,weights[,threshold][,clusters][,confounds]]
         [--interarrivals 1.22,1.13,1.06,1,0.96 | --load L40,L70,L100,L130,L160] [--steady-load X]
         [--fig7-load X] [--size-law uniform|log]
@@ -55,7 +55,18 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-from reproduce_common import Runs, Series, bar_figure, fmt, line_figure, report_end, run_series, table
+from reproduce_common import (
+    Runs,
+    Series,
+    add_quick,
+    apply_quick,
+    bar_figure,
+    fmt,
+    line_figure,
+    report_end,
+    run_series,
+    table,
+)
 
 from emulator.data.offered_load import interarrival_for_load, offered_load
 from emulator.data.round_cp import round_mcp_pb
@@ -284,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         default="uniform",
         help="job-size law of every run (log: Fig. 7's, P(size < n) proportional to log n)",
     )
-    args = parser.parse_args(argv)
+    add_quick(parser, {"jobs": 1000})
+    args = apply_quick(parser, parser.parse_args(argv))
     scenario = presets.path("muscle")
     fixed = [f"workload.jobs={args.jobs}", f'workload.size_law="{args.size_law}"']
     option, values = ("--load", args.load) if args.load else ("--interarrivals", args.interarrivals)
