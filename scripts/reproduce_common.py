@@ -10,6 +10,7 @@ is kept. Means come with 95% confidence half-widths over seeds
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -46,6 +47,26 @@ class Runs:
         self, label: str, x: object, metric: Callable[[dict], float | None]
     ) -> tuple[float, float] | None:
         return mean_ci(self.values(label, x, metric))
+
+
+def add_quick(parser: argparse.ArgumentParser, smaller: dict[str, object]) -> None:
+    """Add ``--quick``: a look in a couple of minutes instead of the documented full size.
+
+    ``smaller`` maps an option's destination to its quick value; the defaults stay the
+    documented full-size run, so ``docs/reproductions.md``'s commands give its numbers.
+    """
+    shown = ", ".join(f"--{name.replace('_', '-')} {value!r}" for name, value in smaller.items())
+    parser.add_argument("--quick", action="store_true", help=f"a smaller run: {shown} (unless given)")
+    parser.set_defaults(quick_values=smaller)
+
+
+def apply_quick(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    """With ``--quick``, each option of :func:`add_quick` left at its default takes its quick value."""
+    if args.quick:
+        for name, value in args.quick_values.items():
+            if getattr(args, name) == parser.get_default(name):
+                setattr(args, name, value)
+    return args
 
 
 def run_series(

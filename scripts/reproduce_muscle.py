@@ -40,9 +40,10 @@ weighted by their jobs, and its sample deviation); MUSCLE's advantage over a
 policy is ``(MCP_other - MCP_muscle) / MCP_other``, the paper's "outperforms
 by x%".
 
-    python scripts/reproduce_muscle.py [--seeds 1] [--jobs 4000] [--workers N] [--out DIR]
+    python scripts/reproduce_muscle.py [--seeds 1] [--jobs 4000] [--workers N] [--out DIR] [--quick]
         [--experiments load,deadline,weights[,threshold][,clusters][,confounds]]
         [--interarrivals 1.22,1.13,1.06,1,0.96 | --load L40,L70,L100,L130,L160] [--steady-load X]
+        [--fig7-load X] [--size-law uniform|log]
 """
 
 from __future__ import annotations
@@ -54,13 +55,25 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-from reproduce_common import Runs, Series, bar_figure, fmt, line_figure, report_end, run_series, table
+from reproduce_common import (
+    Runs,
+    Series,
+    add_quick,
+    apply_quick,
+    bar_figure,
+    fmt,
+    line_figure,
+    report_end,
+    run_series,
+    table,
+)
 
 from emulator.data.offered_load import interarrival_for_load, offered_load
 from emulator.data.round_cp import round_mcp_pb
 from emulator.data.scenario import load as load_scenario
 from emulator.engine.sweep import mean_ci
 from workloads import presets
+from workloads.generators.muscle import SIZE_LAWS
 
 POLICIES = [
     Series("MUSCLE", ['meta.policy="muscle"']),
@@ -169,13 +182,14 @@ FIG7_LOAD = 1.0
 1.0 is about where the Fig. 4 levels 40-100 lie (offered load 0.99-1.07 at gaps 1.22-1.06 s)."""
 
 
-def fig7_points(load: float) -> list[tuple[int, float, list[str]]]:
+def fig7_points(load: float, fixed: list[str]) -> list[tuple[int, float, list[str]]]:
     """Per cluster count: the mean inter-arrival and the other overrides of Fig. 7's runs.
 
-    Clusters ``FIG7_POOL[:n]`` at rate 1.0; job sizes uniform on 1..m_MAX (the paper: "the
-    probability that a job requests fewer than m_MAX resources is proportional to log m_MAX",
-    which the generator cannot draw; uniform keeps the range); the mean inter-arrival gives
-    offered load ``load`` (:func:`emulator.data.offered_load.interarrival_for_load`).
+    Clusters ``FIG7_POOL[:n]`` at rate 1.0; job sizes on 1..m_MAX, uniform by default (the
+    paper: "the probability that a job requests fewer than m_MAX resources is proportional to
+    log m_MAX": ``--size-law log``, kept off so the documented numbers stay); the mean
+    inter-arrival gives offered load ``load`` with the ``fixed`` overrides
+    (:func:`emulator.data.offered_load.interarrival_for_load`).
     """
     points = []
     for n in FIG7_COUNTS:
@@ -186,7 +200,7 @@ def fig7_points(load: float) -> list[tuple[int, float, list[str]]]:
             f"workload.size=[1, {max(sizes)}]",
             'local.policy="titan[w_over=8.0]"',
         ]
-        gap = interarrival_for_load(presets.path("muscle"), load, sets)
+        gap = interarrival_for_load(presets.path("muscle"), load, [*fixed, *sets])
         points.append((n, round(gap, 6), sets))
     return points
 
@@ -275,9 +289,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--steady-load", type=float, default=STEADY_LOAD, help="the confounds experiment's steady-state load"
     )
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--size-law",
+        choices=SIZE_LAWS,
+        default="uniform",
+        help="job-size law of every run (log: Fig. 7's, P(size < n) proportional to log n)",
+    )
+    add_quick(parser, {"jobs": 1000})
+    args = apply_quick(parser, parser.parse_args(argv))
     scenario = presets.path("muscle")
-    fixed = [f"workload.jobs={args.jobs}"]
+    fixed = [f"workload.jobs={args.jobs}", f'workload.size_law="{args.size_law}"']
     option, values = ("--load", args.load) if args.load else ("--interarrivals", args.interarrivals)
     numbers = [float(v) for v in values.split(",")]
     if len(numbers) != len(LEVELS):
@@ -285,7 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.load:
         numbers = [round(interarrival_for_load(scenario, v, fixed), 6) for v in numbers]
     gap = dict(zip(LEVELS, numbers, strict=True))
-    loads = ", ".join(f"{level}: {offered_load(scenario, [f'{KEY}={g}']):.2f}" for level, g in gap.items())
+    loads = ", ".join(
+        f"{level}: {offered_load(scenario, [*fixed, f'{KEY}={g}']):.2f}" for level, g in gap.items()
+    )
     print(f"offered load per level: {loads}")
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"muscle: MUSCLE vs DLL vs WRAND, TITAN local; {args.jobs} jobs, {args.seeds} seed(s) per point")
@@ -355,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
             print(confounds_table(runs, rounds, points))
         elif name == "clusters":
             results = {}
-            for n, gap_n, sets in fig7_points(args.fig7_load):
+            for n, gap_n, sets in fig7_points(args.fig7_load, fixed):
                 print(f"  {n} clusters, mean inter-arrival {gap_n} s: {' '.join(sets)}")
                 results[n] = (gap_n, run(POLICIES, KEY, [gap_n], sets))
             rows = []

@@ -15,6 +15,7 @@ agrees. Saves the plots as PNG in ``--out``. All runs go in parallel
 (``--workers``, default: every CPU).
 
     python scripts/reproduce_two_level.py [--seeds 20] [--jobs 5000] [--workers N] [--out DIR] [--load X]
+        [--quick]
 
 ``--load X`` runs the same ``t_a`` columns at offered load X for ``t_a = 5`` (10 and 15
 in the paper's ratios: X/2, X/3), the operating point the paper's text describes
@@ -28,7 +29,17 @@ import math
 import sys
 from pathlib import Path
 
-from reproduce_common import Runs, Series, bar_figure, fmt, relative, run_interarrivals, table
+from reproduce_common import (
+    Runs,
+    Series,
+    add_quick,
+    apply_quick,
+    bar_figure,
+    fmt,
+    relative,
+    run_interarrivals,
+    table,
+)
 
 from workloads import presets
 
@@ -136,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="offered load at the least positive t_a, the others in the paper's ratios (default: as stated)",
     )
-    args = parser.parse_args(argv)
+    add_quick(parser, {"seeds": 4})
+    args = apply_quick(parser, parser.parse_args(argv))
     TA[:] = [float(v) for v in args.ta.split(",")]
     global FIGURE_TA
     FIGURE_TA = FIGURE_TA if FIGURE_TA in TA else TA[-1]

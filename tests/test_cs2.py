@@ -139,12 +139,12 @@ def descending(values, sort="quick", classes=1024, labels=None):
     return labels[np.lexsort((labels, cs.sort_keys(np.asarray(values, float), sort, classes)))]
 
 
-def match(order, width, cpus, capacity, per_job, copies, per_machine, rank=None, key=None):
+def match(order, width, cpus, capacity, per_job, copies, per_machine, rank=None, key=None, walk="merge"):
     """:func:`cs.match` visiting entries ``order[k] = job * width + machine`` in that order.
 
     The entries' keys are their positions in ``order`` unless ``key`` gives them (in flat order);
     each job's license needs are its own set. ``rank`` (default: machine order) only guides the
-    walk: it never changes the plan.
+    walk: it never changes the plan. ``walk="sort"`` sorts every entry first (``cs2[match=sort]``).
     """
     eligible = np.zeros(len(cpus) * width, dtype=bool)
     eligible[order] = True
@@ -154,7 +154,8 @@ def match(order, width, cpus, capacity, per_job, copies, per_machine, rank=None,
         key[np.searchsorted(entries.flat, order)] = np.arange(len(order))
     rank = np.arange(width) if rank is None else rank
     table, sets = cs.LicenseNeeds.of(list(per_job)), np.arange(len(cpus))
-    return cs.match(key, entries, rank, cpus, capacity, table, sets, copies, per_machine)
+    order = cs.entry_order(key, "quick", 0) if walk == "sort" else None
+    return cs.match(key, entries, rank, cpus, capacity, table, sets, copies, per_machine, order)
 
 
 def test_matching_shares_a_license_copy_on_one_machine():
@@ -381,6 +382,21 @@ def test_the_compiled_walk_follows_the_matching_rule_whatever_the_machine_ranks(
     args = (order, width, cpus, capacity, per_job, copies.tolist(), per_machine)
     got = match(*args, rank=rng.permutation(width), key=key.astype(np.uint64))
     assert got.tolist() == reference_match(*args)
+    assert match(*args, key=key.astype(np.uint64), walk="sort").tolist() == got.tolist()
+
+
+def test_entry_order_sorts_every_entry_by_key_then_position():
+    # Keys 2, 0, 1, 0, 2 at positions 0..4: key 0 at 1, 3; key 1 at 2; key 2 at 0, 4.
+    key = np.array([2, 0, 1, 0, 2], dtype=np.uint64)
+    for sort in ("quick", "counting"):
+        assert cs.entry_order(key, sort, 3).tolist() == [1, 3, 2, 0, 4]
+
+
+def test_sorted_walk_places_as_the_merged_rows():
+    # test_matching_shares_a_license_copy_on_one_machine's case, walked after a global sort.
+    order = descending(matrix(), labels=FLAT)
+    where = match(order, 2, np.array([2, 4, 1]), CAPACITY, needs(), [1], per_machine=True, walk="sort")
+    assert where.tolist() == [0, -1, 0]
 
 
 def test_scratch_buffers_are_not_pickled():
@@ -455,15 +471,20 @@ def test_cs2_migrates_a_checkpointable_job_with_its_progress(tmp_path):
     # J2: 20 MI at 2 MIPS, 10..20. At 20 the queue is empty: no plan, J1 stays on M1.
     # (Decisions: preemptions first, then the running jobs' moves, then the queued jobs' starts.)
     jobs = [job(1, 0, 2, 200, checkpointable=True), job(2, 10, 2, 20, deadline=25.0)]
-    _, trace = cs2_run(tmp_path, TWO, jobs)
-    assert trace == [
-        (0.0, "start", 1, [0], None),
-        (10.0, "preempt", 1, [0], "checkpoint"),
-        (10.0, "resume", 1, [1], "checkpoint"),
-        (10.0, "start", 2, [0], None),
-        (20.0, "finish", 2, [0], None),
-        (190.0, "finish", 1, [1], None),
-    ]
+    for policy, run in (
+        ("cs2", "merge"),
+        ("cs2[match=sort]", "sort"),
+        ("cs2[match=sort,sort=counting]", "cs"),
+    ):
+        _, trace = cs2_run(tmp_path / run, TWO, jobs, policy=policy)  # every matching, the same plan
+        assert trace == [
+            (0.0, "start", 1, [0], None),
+            (10.0, "preempt", 1, [0], "checkpoint"),
+            (10.0, "resume", 1, [1], "checkpoint"),
+            (10.0, "start", 2, [0], None),
+            (20.0, "finish", 2, [0], None),
+            (190.0, "finish", 1, [1], None),
+        ]
 
 
 def test_cs2_moves_a_job_that_cannot_checkpoint_by_restarting_it(tmp_path):
@@ -538,6 +559,9 @@ def test_cs2_spec_round_trips_and_checks_its_parameters():
         LOCAL.create("cs2[sort=bubble]")
     with pytest.raises(ValueError, match="preempt"):
         LOCAL.create("cs2[preempt=checkpoint]")
+    assert LOCAL.create("cs2[match=sort]").match == "sort"
+    with pytest.raises(ValueError, match="match"):
+        LOCAL.create("cs2[match=heap]")
 
 
 def test_cs2_runs_spread_jobs_on_one_machine(tmp_path):

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from emulator.core.model import Cluster, Link, Machine, Platform
+from emulator.data.offered_load import offered_load
 from emulator.data.scenario import load
 from workloads import presets
 from workloads.generators import PLATFORMS, WORKLOADS, cs2, licensed_grid, mcrs, muscle, two_level
@@ -106,6 +107,39 @@ def test_muscle_jobs_bounded_pareto_and_deadline_ratios():
     ratio = (column(t, "deadline") - column(t, "submit")) / e - 1  # C1 (rate 1.0) is the slowest
     assert ratio.min() >= -1e-9 and ratio.max() <= 5 + 1e-9 and close(ratio.mean(), 2.5)
     assert close(np.diff(column(t, "submit")).mean(), 1.5)
+
+
+class FixedDraws:
+    """An rng whose ``random(n)`` returns given numbers: sizes computed by hand from them."""
+
+    def __init__(self, draws: list[float]) -> None:
+        self.draws = np.array(draws)
+
+    def random(self, n: int) -> np.ndarray:
+        return self.draws[:n]
+
+
+def test_muscle_log_size_law_by_hand():
+    # Sizes 1..3: floor(4 ** u). u = 0 -> 1; 0.5 -> 2; 0.79 -> 2.99 -> 2; 0.8 -> 3.03 -> 3; 0.999 -> 3.
+    draws = FixedDraws([0.0, 0.5, 0.79, 0.8, 0.999])
+    assert muscle.job_sizes(draws, (1, 3), "log", 5).tolist() == [1, 2, 2, 3, 3]
+    # Sizes 2..3: floor(2 * 2 ** u). u = 0.5 -> 2.83 -> 2; 0.6 -> 3.03 -> 3.
+    assert muscle.job_sizes(FixedDraws([0.5, 0.6]), (2, 3), "log", 2).tolist() == [2, 3]
+    # Mean over 1..3: (1 log 2 + 2 log 3/2 + 3 log 4/3) / log 4 = (4 log 4 - log 24) / log 4.
+    assert muscle.size_mean((1, 3), "log") == pytest.approx((4 * np.log(4) - np.log(24)) / np.log(4))
+    assert muscle.size_mean((1, 10), "uniform") == 5.5
+    with pytest.raises(ValueError, match="size_law"):
+        muscle.job_sizes(np.random.default_rng(0), (1, 3), "normal", 1)
+
+
+def test_muscle_log_sizes_favour_small_jobs_and_set_the_offered_load():
+    sizes = muscle.job_sizes(np.random.default_rng(3), (1, 10), "log", N)
+    share = np.bincount(sizes, minlength=11)[1:] / N
+    expected = np.log(np.arange(2, 12) / np.arange(1, 11)) / np.log(11)  # P(size = k)
+    assert np.abs(share - expected).max() < 0.005
+    scenario = presets.path("muscle")
+    ratio = offered_load(scenario, ['workload.size_law="log"']) / offered_load(scenario)
+    assert ratio == pytest.approx(muscle.size_mean((1, 10), "log") / 5.5)
 
 
 def test_licensed_grid_platforms():

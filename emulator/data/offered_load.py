@@ -27,7 +27,7 @@ from typing import Any
 from workloads.generators import PLATFORMS, WORKLOADS
 from workloads.generators.licensed_grid import LicensedGrid
 from workloads.generators.mcrs import McrsGrid, McrsJobs
-from workloads.generators.muscle import MuscleGrid, MuscleJobs
+from workloads.generators.muscle import MuscleGrid, MuscleJobs, size_mean
 from workloads.sources import read_spec
 from workloads.synthetic import SyntheticSpec
 
@@ -72,7 +72,7 @@ def _(spec: McrsJobs) -> float:
 
 @job_work.register
 def _(spec: MuscleJobs) -> float:
-    return _mean(spec.size) * pareto_mean(*spec.execution, spec.pareto_shape) * spec.bench
+    return size_mean(spec.size, spec.size_law) * pareto_mean(*spec.execution, spec.pareto_shape) * spec.bench
 
 
 @singledispatch

@@ -9,7 +9,8 @@ licenses, wait minimization and anti-aging heuristics
 (:mod:`~emulator.policies.cs2_matrix`), computed with numpy at every eligible
 entry at once. The entries are ordered (``sort = "quick"``: by their float value;
 ``"counting"``: the paper's "Cs" variant, a counting sort over ``classes``
-integer classes) and matched greedily. Then:
+integer classes) and matched greedily (``match = "merge"``: speed-ranked rows merged, no
+global sort; ``"sort"``: every entry sorted first, as the paper does, the same placements). Then:
 
 - a running job placed on its machine continues;
 - a running job left out is preempted: ``checkpoint`` if it is checkpointable
@@ -61,6 +62,9 @@ from .params import Param
 from .registry import LOCAL
 
 SORTS = ("quick", "counting")
+MATCHES = ("merge", "sort")
+"""How the matching orders the entries: ``merge`` their speed-ranked rows (no global sort; the
+default), or ``sort`` them all as the paper does (same placements; isolates what the sort costs)."""
 PREEMPT_KINDS = (SUSPEND, STOP)
 SECONDS = Param(low=0, finite=True)
 """A duration parameter: seconds, 0 or more."""
@@ -71,6 +75,7 @@ MIN_REMAINING = 1e-6
 @LOCAL.register(
     "cs2",
     sort=Param(choices=SORTS),
+    match=Param(choices=MATCHES),
     preempt=Param(choices=PREEMPT_KINDS),
     classes=Param(low=2, high=1 << 16),
     period=SECONDS,
@@ -90,6 +95,7 @@ class ConvergentScheduling(LocalPolicy):
         w_l: float = 5.0,
         w_wm: float = 8.0,
         sort: str = "quick",
+        match: str = "merge",
         classes: int = 1024,
         period: float = 0.0,
         preempt: str = SUSPEND,
@@ -104,7 +110,7 @@ class ConvergentScheduling(LocalPolicy):
         super().__init__(rng=rng, cluster=cluster)
         overheads = {SUSPEND: suspend_overhead, CHECKPOINT: checkpoint_overhead, STOP: stop_overhead}
         self.weights = cs.Weights(deadline=w_d, overhead=w_c, aging=w_aa, licenses=w_l, wait=w_wm)
-        self.sort, self.classes, self.period = sort, classes, float(period)
+        self.sort, self.match, self.classes, self.period = sort, match, classes, float(period)
         self.preempt, self.checkpoint, self.restart, self.overheads = preempt, checkpoint, restart, overheads
         self._jobs: _JobColumns | None = None
         self._scratch = cs.Scratch()
@@ -202,9 +208,19 @@ class ConvergentScheduling(LocalPolicy):
             self._scratch,
         )
         key = cs.sort_keys(values, self.sort, self.classes, self._scratch)
+        order = cs.entry_order(key, self.sort, self.classes) if self.match == "sort" else None
         available = cols.res.available
         return cs.match(
-            key, entries, cols.rank, s["cpus"], available, cols.needs(), keys, cols.copies, cols.per_machine
+            key,
+            entries,
+            cols.rank,
+            s["cpus"],
+            available,
+            cols.needs(),
+            keys,
+            cols.copies,
+            cols.per_machine,
+            order,
         )
 
     def _decisions(self, view, s: dict, where: np.ndarray) -> list[Decision | Preempt]:

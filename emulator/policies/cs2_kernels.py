@@ -82,6 +82,51 @@ def walk_rows(
     return where
 
 
+@numba.njit(cache=True, nogil=True)
+def walk_sorted(
+    order: np.ndarray,
+    flat: np.ndarray,
+    width: int,
+    cpus: np.ndarray,
+    free: np.ndarray,
+    licenses: tuple,
+    per_machine: bool,
+) -> np.ndarray:
+    """Each job's machine (-1: none): the greedy matching over entries already sorted into ``order``.
+
+    The paper's matching, kept beside :func:`walk_rows` so a run can measure what the global
+    sort costs (``cs2[match=sort]``): with ``order`` the entries' positions in ``(key, flat)``
+    order, the placements are :func:`walk_rows`'s.
+    """
+    room = _room(free)
+    where = np.full(cpus.size, -1, np.int64)
+    for p in order:
+        i = flat[p] // width
+        m = flat[p] - i * width
+        if where[i] < 0 and _fits(i, m, cpus, room, licenses, per_machine, True):
+            where[i] = m
+            _use(room, m, cpus[i])
+    return where
+
+
+@numba.njit(cache=True, nogil=True)
+def counting_order(key: np.ndarray, classes: int) -> np.ndarray:
+    """Entry positions by ``key`` (integer classes below ``classes``), ties in position order.
+
+    The paper's counting sort: one pass counts each class, one places each entry.
+    """
+    first = np.zeros(classes + 1, np.int64)
+    for k in range(key.size):
+        first[key[k] + 1] += 1
+    for c in range(classes):
+        first[c + 1] += first[c]
+    order = np.empty(key.size, np.int64)
+    for k in range(key.size):
+        order[first[key[k]]] = k
+        first[key[k]] += 1
+    return order
+
+
 Room = namedtuple("Room", "free machines most")
 """Free CPUs per machine, how many machines have each number free, and the most any has (an array
 of one): a job asking for more than ``most`` can be dropped without looking at its entries."""

@@ -10,7 +10,8 @@ policy computes their weighted sum at the eligible entries only
 
 **Matching.** The eligible entries (:class:`Entries`) are ordered by
 priority, descending (:func:`sort_keys`: the exact float order, or a counting
-sort's integer classes), and walked greedily (:func:`match`): job ``i`` takes
+sort's integer classes), and walked greedily (:func:`match`; :func:`entry_order` sorts them all,
+as the paper does, for ``cs2[match=sort]``): job ``i`` takes
 machine ``m`` when it is not placed yet and ``m`` still has the CPUs and the
 license copies. The walk is compiled (:mod:`~emulator.policies.cs2_kernels`).
 """
@@ -316,6 +317,7 @@ def match(
     set_of: np.ndarray,
     copies: np.ndarray,
     per_machine: bool,
+    order: np.ndarray | None = None,
 ) -> np.ndarray:
     """Each job's machine (-1: none): the greedy matching over the entries in ``(key, flat)`` order.
 
@@ -325,11 +327,15 @@ def match(
     machine already holding a license in the plan needs no new copy of it.
     ``rank``: each machine's place by MIPS, fastest first (see
     :mod:`~emulator.policies.cs2_kernels`, which walks the entries without
-    sorting them all).
+    sorting them all). Given ``order`` (:func:`entry_order`), it walks that order instead: the
+    same placements, at the cost of the global sort.
     """
     held = np.zeros((len(capacity), len(copies)), dtype=np.bool_)
     left = np.array(copies, dtype=np.int64)
     licenses = (np.asarray(set_of, dtype=np.int64), needs.start, needs.license, needs.count, left, held)
+    if order is not None:
+        cpus, free = np.asarray(cpus, dtype=np.int64), np.array(capacity, dtype=np.int64)
+        return kernels().walk_sorted(order, entries.flat, len(capacity), cpus, free, licenses, per_machine)
     return kernels().walk_rows(
         key,
         entries.flat,
@@ -340,6 +346,18 @@ def match(
         licenses,
         per_machine,
     )
+
+
+def entry_order(key: np.ndarray, sort: str, classes: int) -> np.ndarray:
+    """Every entry's position in ``(key, position)`` order, by the paper's global sort.
+
+    ``quick``: a comparison sort of the float keys (stable, so ties keep position order);
+    ``counting``: a counting sort over the ``classes`` classes. :func:`match` without an order
+    skips this sort; with one, a run measures what the paper's sorts cost (``cs2[match=sort]``).
+    """
+    if sort == "counting":
+        return kernels().counting_order(key, classes)
+    return np.argsort(key, kind="stable")
 
 
 def machine_ranks(mips: np.ndarray) -> np.ndarray:

@@ -9,6 +9,15 @@ clusters large enough for the job, with ``e_jc`` the execution time there;
 the mean inter-arrival time (the paper varies the load) defaults to 1.5,
 about 80% of the grid's capacity; CPUs are 1-CPU machines (rigid jobs
 spread over them) rated ``mips x ratio``.
+
+``size_law`` picks the job-size law: ``"uniform"`` on ``size`` (Figs. 4-6,
+"MIN S/MAX S = 1/10 (uniform distribution)") or ``"log"``, Fig. 7's:
+"the probability that a job requests fewer than m_MAX resources is
+proportional to log m_MAX" (citing Downey's "the probability that a job uses
+fewer than n processors is roughly proportional to log n"). We read it as
+``P(size < n) = log(n / low) / log((high + 1) / low)`` for ``n`` in
+``low..high + 1``: the floor of a log-uniform draw on ``[low, high + 1)``,
+so every size in ``size`` can occur and small ones are the most frequent.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ class MuscleJobs:
     execution: tuple[float, float] = (5.0, 100.0)  # bounded Pareto limits, on a machine of `bench` MIPS
     pareto_shape: float = 1.0
     size: tuple[int, int] = (1, 10)
+    size_law: str = "uniform"  # or "log" (Fig. 7): see the module docstring
     deadline_ratio: tuple[float, float] = (0.0, 5.0)
     bench: float = 1.0
     placement: str = "spread"
@@ -55,12 +65,37 @@ def bounded_pareto(rng: np.random.Generator, low: float, high: float, shape: flo
     return low / (1.0 - u * (1.0 - ratio)) ** (1.0 / shape)
 
 
+SIZE_LAWS = ("uniform", "log")
+
+
+def job_sizes(rng: np.random.Generator, bounds: tuple[int, int], law: str, n: int) -> np.ndarray:
+    """``n`` sizes on ``bounds`` (inclusive) under ``law`` (see the module docstring)."""
+    low, high = bounds
+    if law == "uniform":
+        return rng.integers(low, high + 1, n)
+    if law == "log":
+        return np.minimum(np.floor(low * ((high + 1) / low) ** rng.random(n)), high).astype(np.int64)
+    raise ValueError(f"size_law: {law!r} is not one of {SIZE_LAWS}")
+
+
+def size_mean(bounds: tuple[int, int], law: str) -> float:
+    """The expected size under ``law``, which the offered load needs.
+
+    ``log``: the sum of ``k x P(size = k)``, ``P(size = k) = log((k + 1) / k) / log((high + 1) / low)``.
+    """
+    low, high = bounds
+    if law == "log":
+        k = np.arange(low, high + 1)
+        return float(np.sum(k * np.log((k + 1) / k)) / np.log((high + 1) / low))
+    return (low + high) / 2
+
+
 def jobs(spec: MuscleJobs, rng: np.random.Generator, platform: Platform) -> pa.Table:
     n = spec.jobs
     gaps = rng.exponential(spec.mean_interarrival, n) if spec.mean_interarrival > 0 else np.zeros(n)
     submit = np.cumsum(gaps) - (gaps[0] if n else 0.0)
     estimate = bounded_pareto(rng, *spec.execution, spec.pareto_shape, n)
-    size = rng.integers(spec.size[0], spec.size[1] + 1, n)
+    size = job_sizes(rng, spec.size, spec.size_law, n)
     ratio = rng.uniform(*spec.deadline_ratio, n)
     cpus = np.array([c.cpus for c in platform.clusters])
     slowest = np.array([min(m.mips for m in c.machines) for c in platform.clusters])
