@@ -91,9 +91,6 @@ class Conservative(LocalPolicy):
         if not self._licenses and res.free_licenses:
             self._licenses = tuple(res.free_licenses)
         freed = self._forget(view)
-        for job_id in [j for j, block in self.booked.items() if block.start < now]:
-            del self.booked[job_id]  # held up by a job past its estimate: made again below
-            freed = True
         profile = CpuProfile(
             now,
             res.free,
@@ -150,8 +147,10 @@ class Conservative(LocalPolicy):
         return moved
 
     def _forget(self, view) -> bool:
-        """Drop reservations of jobs no longer queued; True if resources came free ahead of plan
-        since the last pass (a job ended before its estimate, a reservation left, a machine came up)."""
+        """Drop the reservations that no longer stand: of jobs no longer queued, and those a job past
+        its estimate held up (their start has passed: made again at this pass, their promise kept).
+        True if resources came free ahead of plan since the last pass (a job ended before its
+        estimate, a reservation left or passed, a machine came up)."""
         now, running, queue = view.now, view.running, view.queue
         freed = view.resources.up_cpus > self._up >= 0
         self._up = view.resources.up_cpus
@@ -160,9 +159,12 @@ class Conservative(LocalPolicy):
                 freed = True
                 break
         self._ends = {job_id: run.estimated_end for job_id, run in running.items()}
-        for job_id in [j for j in self.booked if j not in queue]:
+        for job_id, block in list(self.booked.items()):
+            if job_id not in queue:
+                self.promised.pop(job_id, None)
+            elif block.start >= now:
+                continue
             del self.booked[job_id]
-            self.promised.pop(job_id, None)
             freed = True
         return freed
 
