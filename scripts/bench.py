@@ -19,6 +19,9 @@ Rows:
   100 single-CPU machines of 1 MIPS, ``rules = "pwa"`` and rating 1 (estimate
   = requested time, actual = run time), ``spread`` placement, jobs entering
   the cluster directly; local policy fcfs / easy.
+- ``kth-sp2-easy-2x``: the same with EASY at twice the load (``interarrival_scale = 0.5``: thousands
+  of jobs queued, mean wait ~1e6 s), where a backfill pass that walked every queued job at every
+  event cost most. Target (issue 17): <= 3 s; AccaSim 1.1.3 takes 127 s on this stream.
 - ``kth-sp2-gridsim-easy``: the same trace as GridSim's parallel package runs
   it (the reference scenarios in ``gridsim-ref/parallel``): 100 machines of
   one 100-MIPS PE, ``rules = "gridsim"``, rating 100, run time from field 4
@@ -76,8 +79,9 @@ DEFAULT_SHARED = Path(os.environ.get("GRIDEMU_SHARED", Path(__file__).resolve().
 RSS_UNIT = 2**20 if sys.platform == "darwin" else 2**10  # ru_maxrss: bytes on macOS, KiB on Linux
 
 
-def kth(policy: str, shared: Path) -> dict:
-    return {
+def kth(policy: str, shared: Path, interarrival_scale: float = 1.0) -> dict:
+    """KTH-SP2 on its 100 CPUs; ``interarrival_scale`` < 1 compresses the arrivals (0.5: twice the load)."""
+    document = {
         "name": f"kth-sp2-{policy}",
         "clusters": [{"name": "kth", "policy": policy, "machines": [{"count": 100, "cpus": 1, "mips": 1}]}],
         "workload": {
@@ -89,6 +93,10 @@ def kth(policy: str, shared: Path) -> dict:
             "site": "kth",
         },
     }
+    if interarrival_scale != 1.0:
+        document["name"] += f"-{1 / interarrival_scale:g}x"
+        document["workload"]["interarrival_scale"] = interarrival_scale
+    return document
 
 
 def lcg(shared: Path, sites: str | None = None) -> dict:
@@ -165,6 +173,7 @@ def two_level(case: str) -> dict:
 SCENARIOS = {
     "kth-sp2-fcfs": lambda shared: kth("fcfs", shared),
     "kth-sp2-easy": lambda shared: kth("easy", shared),
+    "kth-sp2-easy-2x": lambda shared: kth("easy", shared, interarrival_scale=0.5),
     "kth-sp2-gridsim-easy": kth_gridsim_easy,
     "lcg-2005-1": lcg,
     "lcg-2005-1-sites": lambda shared: lcg(shared, "partition"),
