@@ -26,9 +26,15 @@ Four tables:
    partitions between the actors kept for the run, and a best split chosen afresh every round
    (``actors.grouping.two_actor_ceilings``). Ray's rows fall short of them by the barrier and by
    the CPU the driver and Ray's own processes take from the actors.
-3. ``weak scaling``: 8, 32 and 128 clusters of 50 machines (EASY, least-load dispatch, 1 s links,
-   400 jobs per cluster, arrivals proportional to the clusters): rounds, mean compute per round,
-   wall seconds in-process and on 2 Ray actors, and the speed-up N actors on N cores could reach
+3. ``weak scaling``: 8, 32 and 128 clusters of 50 machines (EASY, least-load dispatch, 400 jobs per
+   cluster, arrivals proportional to the clusters), with 1 s links (a dispatch as fast as a LAN's) and
+   30 s links (a grid middleware's: a WMS takes tens of seconds to hand a job to a site's CE).
+   The link is the lookahead: a round spans about one link latency of virtual time whatever the
+   grid's size, so 1 s links give ~14k rounds of well under a millisecond of work each, and 30 s
+   links thirty times fewer, each thirty times heavier. Rounds, mean compute per round,
+   wall seconds in-process and on 2 Ray actors after start-up (Ray's start-up and shut-down,
+   seconds whatever the run, are given apart in ``ray start+stop s``), the measured speed-up,
+   and the speed-up N actors on N cores could reach
    (``actors.grouping.projected_speedup``: each round's measured compute by partition, the
    partitions grouped by LPT, plus Ray's round cost for N actors fitted on rounds measured here),
    so users see what a 16- or 64-core machine would give, which a 2-core one cannot show.
@@ -36,7 +42,7 @@ Four tables:
    pool vs Ray tasks; the target is >= 1.8x faster than sequential.
 
     python scripts/bench_ray.py [--only barrier|backends|weak|sweep] [--cases abcd] [--weak 8 32 128]
-                                [--rounds N] [--json]
+                                [--weak-latency 1 30] [--rounds N] [--json]
 """
 
 from __future__ import annotations
@@ -292,14 +298,16 @@ WEAK_SIZES = (8, 32, 128)
 """Clusters in the weak-scaling rows."""
 WEAK_JOBS = 400
 """Jobs per cluster: the grid's arrival rate grows with its clusters, each cluster's load stays put."""
+WEAK_LATENCIES = (1.0, 30.0)
+"""Link latencies (s) of the weak-scaling rows (see the module docstring)."""
 WEAK_CORES = (2, 16, 64)
 """Cores (one actor each) the projection is printed for."""
 
 
-def weak_grid(clusters: int) -> dict:
-    """``clusters`` x 50 machines of 4 CPUs at 100 MIPS under EASY, least-load dispatch, 1 s links (the
-    default); one job every 40 s per cluster (about 70% busy), ``WEAK_JOBS`` per cluster."""
-    raw = grid(clusters, 50, WEAK_JOBS * clusters, 40.0 / clusters, "easy")
+def weak_grid(clusters: int, latency: float = 1.0) -> dict:
+    """``clusters`` x 50 machines of 4 CPUs at 100 MIPS under EASY, least-load dispatch, links of
+    ``latency`` s; one job every 40 s per cluster (about 70% busy), ``WEAK_JOBS`` per cluster."""
+    raw = grid(clusters, 50, WEAK_JOBS * clusters, 40.0 / clusters, "easy", latency)
     raw["meta"] = {"policy": "least-load"}
     for cluster in raw["clusters"]:  # alike, so that least-load spreads the jobs over all of them
         cluster["machines"][0]["mips"] = 100.0
@@ -313,40 +321,47 @@ def round_costs(sizes=(1, 2, 4), rounds: int = 300) -> tuple[float, float]:
     return float(base), float(per_actor)
 
 
-def weak_rows(sizes=WEAK_SIZES) -> list[dict]:
+def weak_rows(sizes=WEAK_SIZES, latencies=WEAK_LATENCIES) -> list[dict]:
     """Weak scaling: wall times in-process and on 2 Ray actors, and what N actors on N cores could give."""
     base, per_actor = round_costs()
-    rows = []
-    for n in sizes:
-        scenario = parse(weak_grid(n), f"weak-{n}")
-        timed: list[TimedInProcess] = []
-        walls = {}
-        for name, backend in (
-            ("inproc", timed_in_process(timed)),
-            ("ray", ray_backend(hosts=2, checkpoint_every=0)),
-        ):
-            with tempfile.TemporaryDirectory() as tmp:
-                started = time.perf_counter()
-                result = run(scenario, Path(tmp) / "run", backend=backend)
-                walls[name] = (time.perf_counter() - started, result.stats)
-        wall, stats = walls["inproc"]
-        work = round_work(timed[0].rounds)
-        overhead = stats.barrier_seconds / max(stats.rounds, 1)  # the coordinator's own work per round
-        row = {
-            "table": "weak scaling",
-            "clusters": n,
-            "jobs": len(scenario.jobs),
-            "rounds": stats.rounds,
-            "compute ms/round": stats.compute_seconds / max(stats.rounds, 1) * 1e3,
-            "inproc s": wall,
-            "ray 2 actors s": walls["ray"][0],
-            "ray speed-up": f"{wall / walls['ray'][0]:.2f}x",
-        }
-        for cores in WEAK_CORES:
-            projected = projected_speedup(work, cores, base + per_actor * cores, overhead)
-            row[f"projected {cores} cores"] = f"{projected:.2f}x"
-        rows.append(row)
-    return rows
+    return [weak_row(n, latency, base, per_actor) for latency in latencies for n in sizes]
+
+
+def weak_row(n: int, latency: float, base: float, per_actor: float) -> dict:
+    """One weak-scaling row: ``n`` clusters with links of ``latency`` s (Ray's round: ``base +
+    per_actor * actors`` s). The speed-up leaves out Ray's start-up and shut-down, given apart."""
+    scenario = parse(weak_grid(n, latency), f"weak-{n}")
+    timed: list[TimedInProcess] = []
+    walls = {}
+    for name, backend in (
+        ("inproc", timed_in_process(timed)),
+        ("ray", ray_backend(hosts=2, checkpoint_every=0)),
+    ):
+        with tempfile.TemporaryDirectory() as tmp:
+            started = time.perf_counter()
+            result = run(scenario, Path(tmp) / "run", backend=backend)
+            walls[name] = (time.perf_counter() - started, result.stats)
+    wall, stats = walls["inproc"]
+    ray_wall, ray_stats = walls["ray"]
+    fixed = ray_stats.startup_seconds + ray_stats.shutdown_seconds
+    work = round_work(timed[0].rounds)
+    overhead = stats.barrier_seconds / max(stats.rounds, 1)  # the coordinator's own work per round
+    row = {
+        "table": "weak scaling",
+        "clusters": n,
+        "link s": latency,
+        "jobs": len(scenario.jobs),
+        "rounds": stats.rounds,
+        "compute ms/round": stats.compute_seconds / max(stats.rounds, 1) * 1e3,
+        "inproc s": wall - stats.startup_seconds,
+        "ray 2 actors s": ray_wall - fixed,
+        "ray start+stop s": fixed,
+        "ray speed-up": f"{(wall - stats.startup_seconds) / (ray_wall - fixed):.2f}x",
+    }
+    for cores in WEAK_CORES:
+        projected = projected_speedup(work, cores, base + per_actor * cores, overhead)
+        row[f"projected {cores} cores"] = f"{projected:.2f}x"
+    return row
 
 
 def sweep_rows(count: int = 20) -> list[dict]:
@@ -406,6 +421,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--weak", type=int, nargs="+", default=list(WEAK_SIZES), help="clusters in the weak-scaling rows"
     )
+    parser.add_argument(
+        "--weak-latency",
+        type=float,
+        nargs="+",
+        default=list(WEAK_LATENCIES),
+        help="link latencies (s) of the weak-scaling rows",
+    )
     args = parser.parse_args(argv)
     wanted = args.only or ["barrier", "backends", "weak", "sweep"]
     rows: list[dict] = []
@@ -415,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
         if "backends" in wanted:
             rows += backend_rows(args.cases)
         if "weak" in wanted:
-            rows += weak_rows(args.weak)
+            rows += weak_rows(args.weak, args.weak_latency)
         if "sweep" in wanted:
             rows += sweep_rows()
     if args.json:

@@ -8,9 +8,9 @@ from emulator.sync.timing import format_timing
 
 def test_the_report_names_partitions_by_share():
     stats = RunStats(rounds=4, calls=6, compute_seconds=0.2, barrier_seconds=0.2, startup_seconds=1.5)
-    stats.partition_seconds = {0: 0.05, 1: 0.15}
+    stats.partition_seconds, stats.shutdown_seconds = {0: 0.05, 1: 0.15}, 0.25
     assert format_timing(stats, ["alpha"]).splitlines() == [
-        "4 rounds, 6 partition calls, 0 messages; start-up 1.500 s",
+        "4 rounds, 6 partition calls, 0 messages; start-up 1.500 s, shut-down 0.250 s",
         "per round: compute 50.000 ms, barrier 50.000 ms (50% of round time)",
         "compute by partition: alpha 75.0%, meta 25.0%",
     ]

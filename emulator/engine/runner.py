@@ -158,6 +158,8 @@ def run(
             with frozen_heap():
                 coordinator.run(transport, links, writer, stats, tick, tail=_tail(scenario))
             costs = transport.policy_stats() if hasattr(transport, "policy_stats") else {}
+            closing = time.perf_counter()
+        stats.shutdown_seconds = time.perf_counter() - closing
     except BaseException:
         writer.close(ok=False)
         raise
@@ -179,6 +181,7 @@ def run(
         "partition_calls": stats.calls,
         "messages": stats.messages,
         "startup_seconds": round(stats.startup_seconds, 3),
+        "shutdown_seconds": round(stats.shutdown_seconds, 3),
         "compute_seconds": round(stats.compute_seconds, 3),
         "barrier_seconds": round(stats.barrier_seconds, 3),
         "wall_seconds": round(time.perf_counter() - started, 3),

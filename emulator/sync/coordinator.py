@@ -172,6 +172,7 @@ class RunStats:
     compute_seconds: float = 0.0  # inside partitions (per round: the slowest host)
     barrier_seconds: float = 0.0  # the rest of each round: delivery, calls, gathering
     startup_seconds: float = 0.0  # opening the backend and building the partitions (Ray: its start-up)
+    shutdown_seconds: float = 0.0  # closing the backend (Ray: stopping its actors and processes)
     throttled: int = 0  # rounds that called only the laggards (the sink held too many rows)
     partition_seconds: dict[int, float] | None = None  # compute by pid, when the transport measures it
     end_time: float = math.inf  # rows at or after it are past the run's end (``run``'s ``tail``)

@@ -17,7 +17,7 @@ def format_timing(stats: RunStats, cluster_names: list[str]) -> str:
     per_round = 1e3 / max(stats.rounds, 1)
     lines = [
         f"{stats.rounds} rounds, {stats.calls} partition calls, {stats.messages} messages; "
-        f"start-up {stats.startup_seconds:.3f} s",
+        f"start-up {stats.startup_seconds:.3f} s, shut-down {stats.shutdown_seconds:.3f} s",
         f"per round: compute {stats.compute_seconds * per_round:.3f} ms, "
         f"barrier {stats.barrier_seconds * per_round:.3f} ms ({stats.barrier_share:.0%} of round time)",
     ]
