@@ -20,19 +20,28 @@ from collections.abc import Sequence
 import numpy as np
 
 from emulator.data.scenario import Scenario
+from emulator.engine.runner import entries
 
 
 def static_weights(scenario: Scenario) -> list[float]:
-    """A weight per partition before anything was measured: a cluster's CPUs, 0 for the meta partition.
+    """A weight per partition before anything was measured: the jobs a cluster can expect, 0 for the
+    meta partition.
 
-    Under load-balancing meta policies a cluster receives jobs in proportion
-    to its CPUs, and its queue and running set (what every scheduling event
-    goes over) grow with them. MIPS is left out: faster machines finish the
-    same jobs sooner, with no fewer events. The meta partition does one cheap
-    call per job, not work per machine: weight 0 puts it, last, on the
-    lightest actor; measured rebalancing moves it if that was wrong.
+    Every job costs its cluster a few events and scheduling passes, so the
+    jobs entering a cluster directly (a trace's sites) weigh what they are;
+    the meta-scheduler's jobs are shared in proportion to the clusters' CPUs,
+    as load-balancing policies share them. On LCG-2005-1's 170 sites, CPUs
+    alone split the compute 1.69 s / 1.10 s between 2 actors, jobs 1.41 s /
+    1.38 s (the best split: 1.39 s each). MIPS is left out: faster machines
+    finish the same jobs sooner, with no fewer events. The meta partition
+    does one cheap call per job, not work per machine: weight 0 puts it,
+    last, on the lightest actor; measured rebalancing moves it if that was
+    wrong.
     """
-    return [0.0] + [float(cluster.cpus) for cluster in scenario.platform.clusters]
+    direct, via_meta = entries(scenario)
+    clusters = scenario.platform.clusters
+    share = len(via_meta) / (sum(cluster.cpus for cluster in clusters) or 1)  # meta jobs per CPU
+    return [0.0] + [len(mine) + share * c.cpus for mine, c in zip(direct, clusters, strict=True)]
 
 
 def group_partitions(weights: Sequence[float], hosts: int) -> list[list[int]]:

@@ -23,6 +23,7 @@ from actors.grouping import (
     two_actor_ceilings,
 )
 from emulator import load_scenario
+from emulator.data.scenario import parse
 
 
 def test_partitions_are_grouped_by_longest_processing_time_first():
@@ -30,9 +31,19 @@ def test_partitions_are_grouped_by_longest_processing_time_first():
     assert group_partitions([0, 8, 4, 4, 3, 3, 2], 2) == [[1, 4, 6], [0, 2, 3, 5]]
     assert group_partitions([0, 1, 1], 8) == [[1], [2], [0]]
     assert group_partitions([0.0] * 4, 3) == [[0, 3], [1], [2]]  # nothing measured: still no empty host
-    quickstart = load_scenario("quickstart")
-    assert static_weights(quickstart) == [0.0, 256.0, 48.0, 64.0]  # meta, then each cluster's CPUs
+    quickstart = load_scenario("quickstart")  # 3,000 jobs through the meta-scheduler, 256 + 48 + 64 CPUs
+    shares = [0.0, *(3000 * cpus / 368 for cpus in (256, 48, 64))]  # meta, then by each cluster's CPUs
+    assert static_weights(quickstart) == pytest.approx(shares)
     assert group_partitions(static_weights(quickstart), 2) == [[1], [0, 2, 3]]
+
+
+def test_jobs_entering_a_cluster_directly_weigh_on_it_alone():
+    machines = [{"count": 4, "cpus": 2, "mips": 100}]
+    raw = {
+        "clusters": [{"name": "big", "machines": machines * 8}, {"name": "busy", "machines": machines}],
+        "workload": {"source": "synthetic", "jobs": 50, "site": "busy"},
+    }
+    assert static_weights(parse(raw, "direct")) == [0.0, 0.0, 50.0]  # not by CPUs: big is idle
 
 
 def test_a_regrouping_keeps_partitions_on_the_host_that_holds_most_of_their_group():

@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 import tomli_w
 
-from ..core.model import LinkClock
+from ..core.model import Job, LinkClock
 from ..data import rundir
 from ..data.metrics import summarize
 from ..data.scenario import Scenario
@@ -39,6 +39,20 @@ class RunResult:
     stats: coordinator.RunStats
 
 
+def entries(scenario: Scenario) -> tuple[list[list[Job]], list[Job]]:
+    """Where the jobs enter: those naming a cluster, by cluster, when ``workload.direct``; the rest
+    go through the meta-scheduler (in trace order)."""
+    names = {c.name: i for i, c in enumerate(scenario.platform.clusters)}
+    direct: list[list[Job]] = [[] for _ in names]
+    via_meta = []
+    for job in scenario.jobs:
+        if scenario.direct and job.site in names:
+            direct[names[job.site]].append(job)
+        else:
+            via_meta.append(job)
+    return direct, via_meta
+
+
 def build_partitions(scenario: Scenario, pids: Iterable[int] | None = None) -> list:
     """The partitions of ``scenario`` (all, or those in ``pids``), ready to advance.
 
@@ -52,14 +66,7 @@ def build_partitions(scenario: Scenario, pids: Iterable[int] | None = None) -> l
     """
     clusters = scenario.platform.clusters
     wanted = set(range(len(clusters) + 1) if pids is None else pids)
-    names = {c.name: i for i, c in enumerate(clusters)}
-    direct: list[list] = [[] for _ in names]
-    via_meta = []
-    for job in scenario.jobs:
-        if scenario.direct and job.site in names:
-            direct[names[job.site]].append(job)
-        else:
-            via_meta.append(job)
+    direct, via_meta = entries(scenario)
     via_meta.sort(key=lambda j: j.submit)
     parts: list = []
     if 0 in wanted:
