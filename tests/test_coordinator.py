@@ -142,3 +142,61 @@ def test_a_sink_holding_too_many_rows_calls_only_the_laggards():
 def test_links_need_latency():
     with pytest.raises(ValueError, match="latency must be > 0"):
         Links({(0, 1): 0.0})
+
+
+class TwoHosts(coordinator.InProcess):
+    """Partitions in two hosts that answer in turn, as Ray actors running free do (``submit``/``collect``)."""
+
+    def __init__(self, partitions: list, groups: list[list[int]]) -> None:
+        super().__init__(partitions)
+        self.groups = groups
+        self.flying: list[tuple[int, dict, int]] = []  # (host, calls, budget), answered first in, first out
+
+    def idle(self) -> set[int]:
+        busy = {h for h, _, _ in self.flying}
+        return {pid for h, group in enumerate(self.groups) if h not in busy for pid in group}
+
+    def in_flight(self) -> bool:
+        return bool(self.flying)
+
+    def submit(self, calls, budget) -> None:
+        for h, group in enumerate(self.groups):
+            mine = {pid: call for pid, call in calls.items() if pid in group}
+            if mine:
+                self.flying.append((h, mine, budget))
+
+    def collect(self):
+        _, calls, budget = self.flying.pop(0)
+        return self.advance(calls, budget)
+
+
+def test_free_runs_advance_every_partition_to_the_same_virtual_time():
+    # A dense partition (an event a second) and a sparse one (one every 50 s) in different hosts. Calls
+    # bounded by events alone would send the sparse one 50x further in virtual time each call, and the
+    # sink would hold its rows until the dense one caught up; windows keep them abreast.
+    dense = Echo(0, None, [float(t) for t in range(4000)])
+    sparse = Echo(1, None, [50.0 * t for t in range(4000)])
+    held, written = [], []
+
+    def sink(watermark, results) -> int:
+        rows = [row for result in results.values() for row in result[2]]
+        pending = [*held[-1:][0], *rows] if held else rows
+        written.extend(row for row in pending if row[0] < watermark)
+        held.append([row for row in pending if row[0] >= watermark])
+        return len(held[-1])
+
+    stats = coordinator.run(TwoHosts([dense, sparse], [[0], [1]]), Links({}), sink, budget=200)
+    assert stats.throttled == 0
+    assert len(written) + len(held[-1]) == 8000
+    assert max(len(h) for h in held) <= 2 * 200 + 200  # two windows of ~200 rows, and a call's budget
+    assert math.isinf(dense.calls[0]) and math.isinf(sparse.calls[0])  # event budgets measure the rate
+    assert all(math.isfinite(h) for h in dense.calls[2:] + sparse.calls[2:])  # then windows
+
+
+def test_a_window_spans_its_rows_at_the_rate_rows_came():
+    windows = coordinator.Windows(rows=100, start=10.0)
+    assert windows.end(10.0) == math.inf  # nothing known yet: event budgets
+    windows.received(30, watermark=10.0)
+    assert windows.end(10.0) == math.inf  # the watermark has not moved
+    windows.received(20, watermark=35.0)  # 50 rows over 25 virtual seconds: 2 a second
+    assert windows.end(35.0) == 35.0 + 100 / 2

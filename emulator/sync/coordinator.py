@@ -290,28 +290,35 @@ class _Drive:
         For transports whose hosts run in parallel (``submit``/``collect``/``idle``,
         the Ray transport): no barrier at all between them. A partition in flight
         keeps the standing it had when called, a valid lower bound for the
-        watermark.
+        watermark. Calls advance every partition to the same virtual time
+        (:class:`Windows`), so rows wait in the sink only for the other hosts'
+        calls, not for the densest partition to catch up with the sparse ones.
         """
         grid, transport = self.grid, self.transport
         infinite = np.full(len(grid.pids), math.inf)
+        windows = Windows(self.budget, grid.watermark(infinite))
+
+        def submit(wanted: set[int]) -> None:
+            until = windows.end(grid.watermark(infinite))
+            calls = grid.calls(np.full(len(grid.pids), until), wanted)
+            if calls:
+                transport.submit(calls, self.budget if until < math.inf else share(self.budget, len(calls)))
+
         while True:
             if going():
                 wanted = transport.idle()
                 if self.held > self.held_rows:
                     wanted &= grid.laggards()
                     self.stats.throttled += 1
-                self._submit(grid.calls(infinite, wanted))
+                submit(wanted)
             if not transport.in_flight():
                 return
             results = transport.collect()
             self._took(results)
+            windows.received(sum(len(result[2]) for result in results.values()), grid.watermark(infinite))
             if going() and self.held <= self.held_rows:  # it works on while the sink writes
-                self._submit(grid.calls(infinite, transport.idle()))
+                submit(transport.idle())
             self._release(grid.watermark(infinite) if going() or not hold_last else -math.inf, results)
-
-    def _submit(self, calls: Calls) -> None:
-        if calls:
-            self.transport.submit(calls, share(self.budget, len(calls)))
 
     def _took(self, results: Results) -> None:
         """A call's or a round's results into the standing and the counts."""
@@ -325,6 +332,33 @@ class _Drive:
     def _release(self, watermark: float, results: Results) -> None:
         self.held = self.sink(watermark, results)
         self.tick()
+
+
+class Windows:
+    """How far in virtual time a free run's next call goes: about ``rows`` rows' worth.
+
+    Every partition of a call is advanced to the same time, the watermark plus
+    a span of ``rows`` over the rate of rows so far (rows received per virtual
+    second up to the watermark: an overestimate while some partitions are
+    ahead of it, so a window errs short). Until the watermark has moved the
+    rate is unknown, and calls take event budgets instead (an infinite end).
+    Bursts are still bounded by each call's event budget.
+    """
+
+    def __init__(self, rows: int, start: float) -> None:
+        self.rows, self.start = rows, start
+        self._received = 0  # rows received from the hosts
+        self._rate = 0.0  # rows per virtual second, over the run so far
+
+    def end(self, watermark: float) -> float:
+        return watermark + self.rows / self._rate if self._rate > 0 else math.inf
+
+    def received(self, rows: int, watermark: float) -> None:
+        """A call's ``rows`` came in; no partition can still produce a row before ``watermark``."""
+        self._received += rows
+        span = watermark - self.start
+        if 0 < span < math.inf:
+            self._rate = self._received / span
 
 
 def _count_partition_seconds(stats: RunStats, transport: Transport) -> None:
