@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pickle
 
+from emulator.core.heap import freeze
 from emulator.data.scenario import Scenario
 from emulator.engine.runner import build_partitions
 from emulator.sync.coordinator import InProcess, State
@@ -24,6 +25,7 @@ class PartitionHost:
 
     def __init__(self, scenario: Scenario, pids: list[int]) -> None:
         self.local = InProcess(build_partitions(scenario, pids))
+        freeze()  # this process hosts one run: its partitions stay out of the collector's scans
 
     def states(self) -> dict[int, State]:
         return self.local.states()

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from emulator.core.model import JOB_INPUTS, Cluster, Link, Machine, Platform
-from emulator.data.metrics import METRICS, summarize
+from emulator.data.metrics import METRICS, _groups, summarize
 from emulator.data.trace import EVENT_SCHEMA as EVENTS
 from emulator.data.trace import JOB_OUTCOMES
 
@@ -256,3 +257,15 @@ def test_the_jobs_sentence_says_how_many_rejections_were_jobs_lost_to_failures()
     assert jobs_sentence(failing) == (
         "10 jobs: 6 finished, 3 rejected (2 of them lost to failures), 1 killed at their estimate"
     )
+
+
+@pytest.mark.parametrize("count", [3, 40_000])  # 16-bit keys (radix sort) and wider ones
+def test_groups_select_what_each_cluster_mask_did(count):
+    # The per-cluster metrics take each cluster's rows from one sort: the same rows, in the same
+    # order, as the mask ``keys == k`` (so sums agree to the last bit); keys outside 0..count-1
+    # (-1: a job that reached no cluster) are in no group.
+    keys = np.array([2, -1, 0, 2, count, 1, 0, 2, -1, count + 5])
+    groups = _groups(keys, count)
+    assert len(groups) == count
+    for k in range(count):
+        assert groups[k].tolist() == np.flatnonzero(keys == k).tolist()

@@ -1,7 +1,8 @@
 """A run's metrics (POLICIES.md, "Metrics"), computed from its jobs and events tables.
 
 Traces can hold millions of rows, so everything is vectorized with numpy: the only
-Python loops are over clusters. The result is plain JSON (``summary.json``):
+Python loops are over clusters, each over its own rows (grouped once, by one sort, so a
+run's cost does not grow with clusters x rows). The result is plain JSON (``summary.json``):
 numbers are Python ``int``/``float``, and a metric that is undefined (no finished
 job, no deadline job, no license, zero-length span) is ``None``, never NaN or inf.
 
@@ -124,10 +125,12 @@ def summarize(
     grid |= {key: int(counts.sum()) for key, counts in failures.items()}
     grid = {key: grid[key] for key in METRICS}
     per_cluster = {}
+    job_rows = _groups(_cluster_index(jobs, clusters), len(clusters))
+    event_rows = _groups(series["cluster"], len(clusters))
     for index, cluster in enumerate(clusters):
-        on = _equals(jobs, "cluster", cluster.name)
-        metrics = _job_metrics(cols, on & measured, cluster.cpus, options.bsld_threshold)
-        metrics |= _usage_metrics(series, series["cluster"] == index, (cluster,))
+        on = job_rows[index]
+        metrics = _job_metrics(_rows(cols, on), measured[on], cluster.cpus, options.bsld_threshold)
+        metrics |= _usage_metrics(series, event_rows[index], (cluster,))
         metrics["workload_share"] = _ratio(cols["work"][on].sum(), total_work)
         metrics["mcp"], metrics["pb"] = cluster_cp(metrics, cluster), None
         metrics |= {key: int(counts[index]) for key, counts in failures.items()}
@@ -221,6 +224,32 @@ def _job_columns(jobs: pa.Table) -> dict[str, np.ndarray]:
         "license_names": jobs.column("licenses"),
         **_preemption_columns(jobs),
     }
+
+
+def _cluster_index(jobs: pa.Table, clusters: tuple[Cluster, ...]) -> np.ndarray:
+    """Each job's cluster as its index in the platform (-1: it reached none)."""
+    names = pa.array([c.name for c in clusters], pa.string())
+    index = pc.index_in(jobs.column("cluster").cast(pa.string()), value_set=names)
+    return np.asarray(pc.fill_null(index, -1).to_numpy(), dtype=np.int64)
+
+
+def _groups(keys: np.ndarray, count: int) -> list[np.ndarray]:
+    """The rows whose key is ``k``, for each ``k`` in ``0..count-1`` (other keys: in none).
+
+    One stable sort instead of one mask over all rows per key (170 clusters x 752,164 events on
+    LCG-2005-1's sites). Each group's rows ascend, so it selects exactly what the mask
+    ``keys == k`` did, in the same order: sums over it are the same to the last bit.
+    """
+    if count < np.iinfo(np.int16).max:  # numpy sorts 16-bit keys stably by radix: 15x faster here
+        keys = np.clip(keys, -1, count).astype(np.int16)
+    order = np.argsort(keys, kind="stable")
+    bounds = np.searchsorted(keys[order], np.arange(count + 1))
+    return np.split(order, bounds)[1:-1]
+
+
+def _rows(cols: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
+    """The numeric job columns (:func:`_job_columns`) of ``rows`` only."""
+    return {name: values[rows] for name, values in cols.items() if isinstance(values, np.ndarray)}
 
 
 def _preemption_columns(jobs: pa.Table) -> dict[str, np.ndarray]:
@@ -424,7 +453,8 @@ def _combined(column: pa.ChunkedArray | pa.Array) -> pa.Array:
 def _usage_metrics(
     series: dict[str, np.ndarray], selected: np.ndarray, clusters: tuple[Cluster, ...]
 ) -> dict:
-    """System and license usage of ``clusters`` together, from their events (``selected``)."""
+    """System and license usage of ``clusters`` together, from their events (``selected``: a mask,
+    or their rows in ascending order)."""
     time = series["time"][selected]
     copies = sum(sum(c.licenses.values()) for c in clusters)
     return {

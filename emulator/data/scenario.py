@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from ..core import failures as failure_keys
 from ..core import links
 from ..core.config import ScenarioError, Table
+from ..core.heap import long_lived
 from ..core.model import (
     MAX_CPUS_PER_MACHINE,
     MAX_MACHINES,
@@ -140,6 +141,7 @@ def _merged(base: dict, over: dict) -> dict:
     return merged
 
 
+@long_lived()
 def load_raw(
     raw: dict, source: str, base: Path = Path("."), overrides: list[str] = (), seed: int | None = None
 ) -> Scenario:
@@ -150,6 +152,8 @@ def load_raw(
     first, so it cannot outvote the spec; ``--set X.params.KEY=V`` changes one. An
     override of ``[local]`` must reach every cluster: one that sets a policy of its
     own, other than the new default, is an error naming it (:func:`_check_reach`).
+    The jobs live to the run's end: no garbage collection while they are read
+    (:mod:`emulator.core.heap`).
     """
     keys = [item.partition("=")[0].strip() for item in overrides]
     for key in keys:

@@ -5,7 +5,6 @@ This is the driver. It owns the trace files; partitions only hand it rows.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import tomli_w
 
+from ..core.heap import frozen_heap, long_lived
 from ..core.model import Job, LinkClock
 from ..data import rundir
 from ..data.metrics import summarize
@@ -53,6 +53,7 @@ def entries(scenario: Scenario) -> tuple[list[list[Job]], list[Job]]:
     return direct, via_meta
 
 
+@long_lived()
 def build_partitions(scenario: Scenario, pids: Iterable[int] | None = None) -> list:
     """The partitions of ``scenario`` (all, or those in ``pids``), ready to advance.
 
@@ -63,6 +64,8 @@ def build_partitions(scenario: Scenario, pids: Iterable[int] | None = None) -> l
     through the meta-scheduler. When every job enters directly the
     meta-scheduler has nothing to decide, so clusters send it no status reports
     (they could not change any row of the trace, and would double the rounds).
+    The partitions live to the run's end: no garbage collection while they are built
+    (:mod:`emulator.core.heap`).
     """
     clusters = scenario.platform.clusters
     wanted = set(range(len(clusters) + 1) if pids is None else pids)
@@ -115,18 +118,6 @@ class Progress:
     jobs_done: int
     jobs_total: int
     stats: coordinator.RunStats
-
-
-@contextmanager
-def frozen_heap() -> Iterator[None]:
-    """Hide the objects a run starts with (its jobs, the partitions and their events) from the
-    garbage collector while it runs: they live to its end anyway, and a large trace's full
-    collections, set off again and again by the rows the run makes, scanned them every time."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def run(
