@@ -30,6 +30,8 @@ def first_fit(
         return _first_fit_ordered(job, free, eligible, order)
     if low < free.size and free[low] >= job.cpus and eligible[low]:
         return ((low, job.cpus),)  # the first machine with a free CPU holds the job (either placement)
+    if free.size - low <= SCAN:
+        return _scan(job, free[low:].tolist(), eligible[low:].tolist(), low)
     if job.placement == SINGLE:
         hits = np.flatnonzero(eligible[low:] & (free[low:] >= job.cpus))
         return ((int(hits[0]) + low, job.cpus),) if hits.size else None
@@ -39,6 +41,30 @@ def first_fit(
         return None
     used = np.flatnonzero(counts)
     return tuple(zip((used + low).tolist(), counts[used].tolist(), strict=True))
+
+
+SCAN = 128
+"""Up to this many machines from the first free one, :func:`first_fit` walks them as Python lists: on
+a small cluster a dozen numpy calls on tiny arrays (microseconds each) cost more than the walk."""
+
+
+def _scan(job: Job, free: list[int], eligible: list[bool], low: int) -> Plan | None:
+    """:func:`first_fit` by index over machines ``low`` on, given as lists."""
+    cpus = job.cpus
+    if job.placement == SINGLE:
+        for i, n in enumerate(free):
+            if n >= cpus and eligible[i]:
+                return ((low + i, cpus),)
+        return None
+    plan: list[tuple[int, int]] = []
+    for i, n in enumerate(free):
+        if n and eligible[i]:
+            if n >= cpus:
+                plan.append((low + i, cpus))
+                return tuple(plan)
+            plan.append((low + i, n))
+            cpus -= n
+    return None
 
 
 def _first_fit_ordered(job: Job, free: np.ndarray, eligible: np.ndarray, order: np.ndarray) -> Plan | None:
