@@ -37,6 +37,7 @@ class Resources:
         self.cluster = cluster
         machines = cluster.machines
         self.mips = np.array([m.mips for m in machines], dtype=float)
+        self._speeds = self.mips.tolist()  # (what speed reads: list items cost less than array scalars)
         self.capacity = np.array([m.cpus for m in machines], dtype=np.int64)
         self._free = self.capacity.copy()
         self._expose_free()
@@ -89,6 +90,13 @@ class Resources:
             low, step = low + step, step * 4
         self._low = low = min(low, free.size)
         return low
+
+    def speed(self, plan: Plan) -> float:
+        """MIPS per CPU of a plan: a spread job runs at the pace of its slowest machine."""
+        speeds = self._speeds
+        if len(plan) == 1:
+            return speeds[plan[0][0]]
+        return min(speeds[m] for m, _ in plan)
 
     def eligible(self, licenses: tuple[str, ...]) -> np.ndarray:
         """Read-only mask of the machines able to run every license in ``licenses``.

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..core.model import SINGLE, Job
-from ..state.placement import Reservation, Scratch, reserve, speed
+from ..state.placement import Reservation, Scratch, reserve
 from .local_base import Decision, LocalPolicy
 from .ordering import HALF_LIFE, ORDER_CHECKS, QueueOrder
 from .registry import LOCAL
@@ -111,7 +111,7 @@ class _Pass:
         # Jobs that end after the reservation even on the fastest machine go straight to the
         # spare-resource check; the others are placed now and checked at their plan's speed.
         plan = None if now + work / res.fastest(job.licenses) > shadow else scratch.fit(job)
-        if plan is None or now + work / speed(plan, res.mips) > shadow:
+        if plan is None or now + work / res.speed(plan) > shadow:
             plan = scratch.fit(job, cap=self.spare, pool=self.spare_licenses)
             if plan is None:
                 return True
@@ -164,8 +164,8 @@ def _ends(view, starts: list[Decision]):
     """Estimated ends of the running jobs and of the jobs this pass has started, soonest first."""
     ends = view.estimated_ends()
     if starts:
-        now, mips = view.now, view.resources.mips
-        ends += [(now + j.estimate * j.bench / speed(p, mips), p, j.licenses) for j, p in starts]
+        now, speed = view.now, view.resources.speed
+        ends += [(now + j.estimate * j.bench / speed(p), p, j.licenses) for j, p in starts]
         ends.sort(key=lambda end: end[0])
     return ends
 

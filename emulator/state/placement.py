@@ -134,13 +134,6 @@ class Reservation:
     spare_licenses: dict[str, int]
 
 
-def speed(plan: Plan, mips: np.ndarray) -> float:
-    """MIPS per CPU of a plan: a spread job runs at the pace of its slowest machine."""
-    if len(plan) == 1:
-        return float(mips[plan[0][0]])
-    return float(min(mips[m] for m, _ in plan))
-
-
 class Scratch:
     """A policy's working copy of free CPUs and licenses while it builds one decision list.
 
