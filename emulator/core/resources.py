@@ -186,12 +186,18 @@ class Resources:
 
     def _take_lowest(self, job: Job, plan: Plan) -> tuple[list[int], list[int]]:
         """Take each machine's lowest free PEs (see :meth:`allocate`). The hot path of every start: one
-        slice of each machine's pool and one scalar update of the free counts per plan entry."""
+        pop (one CPU, the usual entry of a spread plan over single-CPU machines) or one slice of each
+        machine's pool and one scalar update of the free counts per plan entry."""
         machines: list[int] = []
         pes: list[int] = []
         free, free_pes = self._free, self._free_pes
         for m, n in plan:
             pool = free_pes[m]
+            if n == 1 and pool:
+                pes.append(pool.pop(0))
+                machines.append(m)
+                free[m] -= 1
+                continue
             taken = pool[:n]
             if len(taken) < n:
                 raise OverAllocation(f"job {job.id}: machine {m} has {len(pool)} free CPUs, not {n}")

@@ -51,6 +51,8 @@ a small cluster a dozen numpy calls on tiny arrays (microseconds each) cost more
 def _scan(job: Job, free: list[int], eligible: list[bool], low: int) -> Plan | None:
     """:func:`first_fit` by index over machines ``low`` on, given as lists."""
     cpus = job.cpus
+    if (max(free, default=0) if job.placement == SINGLE else sum(free)) < cpus:
+        return None  # (even ignoring eligibility: one C call spares the walk where a backfill fails)
     if job.placement == SINGLE:
         for i, n in enumerate(free):
             if n >= cpus and eligible[i]:
