@@ -70,7 +70,7 @@ def backfill(view, queue: Iterator[Job], scratch: Scratch, in_queue_order: bool 
     else:
         return starts
     pass_ = _Pass(view, head, scratch, starts)
-    later = _candidates(view.columns, head, pass_) if in_queue_order else queue
+    later = _candidates(view.columns, head, pass_) if in_queue_order else _narrow_enough(queue, scratch)
     for job in later:
         if not pass_.try_later(job):
             break
@@ -100,10 +100,13 @@ class _Pass:
         return True
 
     def try_later(self, job: Job) -> bool:
-        """Start ``job`` now if it does not delay the reservation; False: stop the pass."""
+        """Start ``job`` now if it does not delay the reservation; False: stop the pass.
+
+        ``job`` asks no more CPUs than are free (the callers' filter: :func:`_narrow_enough`,
+        :func:`_candidates`)."""
         scratch = self.scratch
-        if job.cpus > scratch.total or (job.placement == SINGLE and job.cpus > scratch.widest()):
-            return True  # cannot fit now at all (the common case on a busy cluster): skip cheaply
+        if job.placement == SINGLE and job.cpus > scratch.widest():
+            return True  # cannot fit now at all: skip cheaply
         if self.reservation is None and not self.reserve():
             return False
         now, res, shadow = self.view.now, self.view.resources, self.reservation.time
@@ -119,6 +122,12 @@ class _Pass:
         scratch.take(job, plan)
         self.starts.append((job, plan))
         return True
+
+
+def _narrow_enough(queue: Iterator[Job], scratch: Scratch) -> Iterator[Job]:
+    """The jobs of ``queue`` asking no more CPUs than are free at their turn: the others cannot start
+    now (most jobs, on a busy cluster), and a generator skips them for less than a call each."""
+    return (job for job in queue if job.cpus <= scratch.total)
 
 
 def _candidates(columns, head: Job, pass_: _Pass) -> Iterator[Job]:

@@ -219,10 +219,11 @@ class Scratch:
         return plan
 
     def take(self, job: Job, plan: Plan) -> None:
-        for lic, n in self.license_need(job, plan).items():
-            self.licenses[lic] -= n
-        if self.res.per_machine:
-            self.held.update((m, lic) for m, _ in plan for lic in job.licenses)
+        if job.licenses:  # (most jobs hold none: nothing to count)
+            for lic, n in self.license_need(job, plan).items():
+                self.licenses[lic] -= n
+            if self.res.per_machine:
+                self.held.update((m, lic) for m, _ in plan for lic in job.licenses)
         self._taken.append(plan)
         self.total -= job.cpus
         self._widest = None
