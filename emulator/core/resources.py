@@ -83,7 +83,7 @@ class Resources:
             return low
         step = 64
         while low < free.size:
-            hits = np.flatnonzero(free[low : low + step])
+            hits = free[low : low + step].nonzero()[0]  # (np.flatnonzero's wrapper costs more than this)
             if hits.size:
                 low += int(hits[0])
                 break

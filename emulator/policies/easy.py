@@ -142,7 +142,7 @@ def _candidates(columns, head: Job, pass_: _Pass) -> Iterator[Job]:
     start, cpus, work, fastest = columns.after(head.id)
     jobs = columns.jobs
     last = -1
-    for last in np.flatnonzero(cpus <= pass_.scratch.total):  # until the reservation is made
+    for last in (cpus <= pass_.scratch.total).nonzero()[0]:  # until the reservation is made
         yield jobs[start + last]
         if pass_.reservation is not None:
             break
@@ -156,7 +156,7 @@ def _candidates(columns, head: Job, pass_: _Pass) -> Iterator[Job]:
         total = scratch.total
         spare = int(np.minimum(scratch.free, np.maximum(pass_.spare, 0)).sum())  # spare and free now
         c, e = (cpus, ends) if rest is None else (cpus[rest], ends[rest])
-        keep = np.flatnonzero((c <= total) & ((e <= shadow) | (c <= spare)))
+        keep = ((c <= total) & ((e <= shadow) | (c <= spare))).nonzero()[0]
         rest = keep if rest is None else rest[keep]
         for k, i in enumerate(rest.tolist()):
             yield jobs[start + first + i]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from itertools import compress
 
 import numpy as np
 
@@ -33,13 +34,13 @@ def first_fit(
     if free.size - low <= SCAN:
         return _scan(job, free[low:].tolist(), eligible[low:].tolist(), low)
     if job.placement == SINGLE:
-        hits = np.flatnonzero(eligible[low:] & (free[low:] >= job.cpus))
+        hits = (eligible[low:] & (free[low:] >= job.cpus)).nonzero()[0]
         return ((int(hits[0]) + low, job.cpus),) if hits.size else None
     usable = _usable_prefix(job.cpus, free[low:], eligible[low:])
     counts = _take_first(job.cpus, usable)
     if counts is None:
         return None
-    used = np.flatnonzero(counts)
+    used = counts.nonzero()[0]
     return tuple(zip((used + low).tolist(), counts[used].tolist(), strict=True))
 
 
@@ -77,7 +78,7 @@ def _first_fit_ordered(job: Job, free: np.ndarray, eligible: np.ndarray, order: 
     counts = _take_first(job.cpus, np.where(eligible, free, 0)[order])
     if counts is None:
         return None
-    used = np.flatnonzero(counts)
+    used = counts.nonzero()[0]
     return tuple(sorted(zip(order[used].tolist(), counts[used].tolist(), strict=True)))
 
 
@@ -286,11 +287,11 @@ def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | N
     running then holds."""
     res = scratch.res
     mask = res.eligible(job.licenses)
-    usable = scratch.free[mask]
-    cpus, spread = job.cpus, job.placement != SINGLE
-    room = int(usable.sum())
-    fits = room >= cpus if spread else bool((usable >= cpus).any())
     free, eligible = scratch.free.tolist(), mask.tolist()
+    usable = list(compress(free, eligible))
+    cpus, spread = job.cpus, job.placement != SINGLE
+    room = sum(usable)
+    fits = room >= cpus if spread else max(usable, default=0) >= cpus
     licenses = dict(scratch.licenses)
     copies = _CopyClock(ends, licenses) if res.per_machine else None
     i, count, time = 0, len(ends), now
