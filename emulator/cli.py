@@ -17,7 +17,6 @@ import re
 import sys
 import textwrap
 from contextlib import suppress
-from importlib import metadata
 from pathlib import Path
 
 import pyarrow as pa
@@ -72,7 +71,7 @@ def _import_from_cwd() -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gridemu", description=DESCRIPTION)
-    parser.add_argument("--version", action="version", version=f"gridemu {version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show program's version number and exit")
     parser.add_argument("--debug", action="store_true", help="show the traceback of any failure")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
     for add in COMMANDS:
@@ -80,8 +79,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Version(argparse.Action):
+    """``--version``, reading the metadata only when asked: argparse's own action wants the text when
+    the parser is built, and importlib.metadata costs every command ~10 ms."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"gridemu {version()}")
+        parser.exit()
+
+
 def version() -> str:
     """The installed distribution's version (its metadata), or a word saying it is not installed."""
+    from importlib import metadata
+
     try:
         return metadata.version("gridemu")
     except metadata.PackageNotFoundError:

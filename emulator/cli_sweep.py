@@ -11,7 +11,6 @@ from .core.config import ScenarioError
 from .data import rundir
 from .data import scenario as scenarios
 from .engine import progress, sweep
-from .engine.sweep_pool import process_pool
 from .policies import PolicyError
 
 
@@ -118,6 +117,8 @@ def _sweep_dir(args: argparse.Namespace, name: str) -> Path:
 def _execute(args, source: str, left: list[sweep.Point], out: Path, results: list, name: str) -> None:
     """Run the points ``left``, writing each point's folder as it ends and appending to ``results``."""
     if args.backend == "inproc":
+        from .engine.sweep_pool import process_pool  # (multiprocessing: only sweeps need it)
+
         execute = process_pool(args.workers, args.point_timeout)
     else:
         execute = _ray(args.ray_address)

@@ -13,7 +13,6 @@ from os import PathLike
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from emulator.data.rundir import replacing
 
@@ -45,6 +44,8 @@ def copy_run(run: Path, out: Path) -> dict[str, int]:
 
 
 def _write(schema: pa.Schema, batches: Iterable[pa.RecordBatch], path: Path) -> int:
+    import pyarrow.parquet as pq  # (~10 ms with pyarrow.fs and ssl: only commands that write Parquet)
+
     rows = 0
     with replacing(path) as part, pq.ParquetWriter(str(part), schema, compression=COMPRESSION) as writer:
         for batch in batches:

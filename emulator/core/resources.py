@@ -8,6 +8,7 @@ profile of PEs booked ahead) may name the PEs a job takes.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections import Counter
 
 import numpy as np
@@ -36,6 +37,7 @@ class Resources:
         self.cluster = cluster
         machines = cluster.machines
         self.mips = np.array([m.mips for m in machines], dtype=float)
+        self._speeds = self.mips.tolist()  # (what speed reads: list items cost less than array scalars)
         self.capacity = np.array([m.cpus for m in machines], dtype=np.int64)
         self._free = self.capacity.copy()
         self._expose_free()
@@ -81,13 +83,20 @@ class Resources:
             return low
         step = 64
         while low < free.size:
-            hits = np.flatnonzero(free[low : low + step])
+            hits = free[low : low + step].nonzero()[0]  # (np.flatnonzero's wrapper costs more than this)
             if hits.size:
                 low += int(hits[0])
                 break
             low, step = low + step, step * 4
         self._low = low = min(low, free.size)
         return low
+
+    def speed(self, plan: Plan) -> float:
+        """MIPS per CPU of a plan: a spread job runs at the pace of its slowest machine."""
+        speeds = self._speeds
+        if len(plan) == 1:
+            return speeds[plan[0][0]]
+        return min(speeds[m] for m, _ in plan)
 
     def eligible(self, licenses: tuple[str, ...]) -> np.ndarray:
         """Read-only mask of the machines able to run every license in ``licenses``.
@@ -156,23 +165,17 @@ class Resources:
         package) says which; each must be free. Returns ``(machines, pes)``: one
         entry per CPU, the machine and its PE index.
         """
-        need = self.license_need(job, plan)
+        need = self.license_need(job, plan) if job.licenses else {}
         for lic, n in need.items():
             if self.free_licenses.get(lic, 0) < n:
                 raise OverAllocation(f"job {job.id}: license {lic} has no free copy")
         if chosen is not None:
             machines, pes = self._take_chosen(job, plan, chosen)
         else:
-            machines, pes = [], []
-            for m, n in plan:
-                pool = self._free_pes[m]
-                if n > len(pool):
-                    raise OverAllocation(f"job {job.id}: machine {m} has {len(pool)} free CPUs, not {n}")
-                machines.extend([m] * n)
-                pes.extend(pool[:n])
-                del pool[:n]
-                self._free[m] -= n
+            machines, pes = self._take_lowest(job, plan)
         self._free_total -= len(pes)
+        if not job.licenses:
+            return tuple(machines), tuple(pes)
         for lic, n in need.items():
             self.free_licenses[lic] -= n
         if self.per_machine:
@@ -180,6 +183,29 @@ class Resources:
                 for m, _ in plan:
                     self._holders[(m, lic)] += 1
         return tuple(machines), tuple(pes)
+
+    def _take_lowest(self, job: Job, plan: Plan) -> tuple[list[int], list[int]]:
+        """Take each machine's lowest free PEs (see :meth:`allocate`). The hot path of every start: one
+        pop (one CPU, the usual entry of a spread plan over single-CPU machines) or one slice of each
+        machine's pool and one scalar update of the free counts per plan entry."""
+        machines: list[int] = []
+        pes: list[int] = []
+        free, free_pes = self._free, self._free_pes
+        for m, n in plan:
+            pool = free_pes[m]
+            if n == 1 and pool:
+                pes.append(pool.pop(0))
+                machines.append(m)
+                free[m] -= 1
+                continue
+            taken = pool[:n]
+            if len(taken) < n:
+                raise OverAllocation(f"job {job.id}: machine {m} has {len(pool)} free CPUs, not {n}")
+            del pool[:n]
+            pes += taken
+            machines += [m] * n
+            free[m] -= n
+        return machines, pes
 
     def _take_chosen(self, job: Job, plan: Plan, chosen: Pes) -> tuple[list[int], list[int]]:
         """Take the PEs a policy named, machine by machine in plan order (see :meth:`allocate`)."""
@@ -233,12 +259,13 @@ class Resources:
         free_pes = self._free_pes
         for m, pe in zip(machines, pes, strict=True):
             pool = free_pes[m]
-            pool.append(pe)
-            if len(pool) > 1 and pool[-2] > pe:
-                pool.sort()
-        low = self._low
+            if pool and pool[-1] > pe:
+                insort(pool, pe)  # the pool stays sorted
+            else:
+                pool.append(pe)
+        free, low = self._free, self._low
         for m, n in plan:
-            self._free[m] += n
+            free[m] += n
             if m < low:
                 low = m
         self._low = low

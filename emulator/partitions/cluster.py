@@ -340,10 +340,8 @@ class ClusterPartition:
         if held is not None:
             held.check_resume(job.id, plan)
         machines, pes = state.resources.allocate(job, plan, chosen)
-        mips = state.resources.mips
-        speed = float(mips[[m for m, _ in plan]].min()) if len(plan) > 1 else mips[plan[0][0]]
         now = state.now
-        run = Run(job, now, plan, machines, pes, float(speed))
+        run = Run(job, now, plan, machines, pes, state.resources.speed(plan))
         self._seq += 1
         run.seq = self._seq
         state.start(run)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..core.model import SINGLE, Job
-from ..state.placement import Reservation, Scratch, reserve, speed
+from ..state.placement import Reservation, Scratch, reserve
 from .local_base import Decision, LocalPolicy
 from .ordering import HALF_LIFE, ORDER_CHECKS, QueueOrder
 from .registry import LOCAL
@@ -70,7 +70,7 @@ def backfill(view, queue: Iterator[Job], scratch: Scratch, in_queue_order: bool 
     else:
         return starts
     pass_ = _Pass(view, head, scratch, starts)
-    later = _candidates(view.columns, head, pass_) if in_queue_order else queue
+    later = _candidates(view.columns, head, pass_) if in_queue_order else _narrow_enough(queue, scratch)
     for job in later:
         if not pass_.try_later(job):
             break
@@ -100,10 +100,13 @@ class _Pass:
         return True
 
     def try_later(self, job: Job) -> bool:
-        """Start ``job`` now if it does not delay the reservation; False: stop the pass."""
+        """Start ``job`` now if it does not delay the reservation; False: stop the pass.
+
+        ``job`` asks no more CPUs than are free (the callers' filter: :func:`_narrow_enough`,
+        :func:`_candidates`)."""
         scratch = self.scratch
-        if job.cpus > scratch.total or (job.placement == SINGLE and job.cpus > scratch.widest()):
-            return True  # cannot fit now at all (the common case on a busy cluster): skip cheaply
+        if job.placement == SINGLE and job.cpus > scratch.widest():
+            return True  # cannot fit now at all: skip cheaply
         if self.reservation is None and not self.reserve():
             return False
         now, res, shadow = self.view.now, self.view.resources, self.reservation.time
@@ -111,7 +114,7 @@ class _Pass:
         # Jobs that end after the reservation even on the fastest machine go straight to the
         # spare-resource check; the others are placed now and checked at their plan's speed.
         plan = None if now + work / res.fastest(job.licenses) > shadow else scratch.fit(job)
-        if plan is None or now + work / speed(plan, res.mips) > shadow:
+        if plan is None or now + work / res.speed(plan) > shadow:
             plan = scratch.fit(job, cap=self.spare, pool=self.spare_licenses)
             if plan is None:
                 return True
@@ -119,6 +122,12 @@ class _Pass:
         scratch.take(job, plan)
         self.starts.append((job, plan))
         return True
+
+
+def _narrow_enough(queue: Iterator[Job], scratch: Scratch) -> Iterator[Job]:
+    """The jobs of ``queue`` asking no more CPUs than are free at their turn: the others cannot start
+    now (most jobs, on a busy cluster), and a generator skips them for less than a call each."""
+    return (job for job in queue if job.cpus <= scratch.total)
 
 
 def _candidates(columns, head: Job, pass_: _Pass) -> Iterator[Job]:
@@ -133,7 +142,7 @@ def _candidates(columns, head: Job, pass_: _Pass) -> Iterator[Job]:
     start, cpus, work, fastest = columns.after(head.id)
     jobs = columns.jobs
     last = -1
-    for last in np.flatnonzero(cpus <= pass_.scratch.total):  # until the reservation is made
+    for last in (cpus <= pass_.scratch.total).nonzero()[0]:  # until the reservation is made
         yield jobs[start + last]
         if pass_.reservation is not None:
             break
@@ -147,7 +156,7 @@ def _candidates(columns, head: Job, pass_: _Pass) -> Iterator[Job]:
         total = scratch.total
         spare = int(np.minimum(scratch.free, np.maximum(pass_.spare, 0)).sum())  # spare and free now
         c, e = (cpus, ends) if rest is None else (cpus[rest], ends[rest])
-        keep = np.flatnonzero((c <= total) & ((e <= shadow) | (c <= spare)))
+        keep = ((c <= total) & ((e <= shadow) | (c <= spare))).nonzero()[0]
         rest = keep if rest is None else rest[keep]
         for k, i in enumerate(rest.tolist()):
             yield jobs[start + first + i]
@@ -164,8 +173,8 @@ def _ends(view, starts: list[Decision]):
     """Estimated ends of the running jobs and of the jobs this pass has started, soonest first."""
     ends = view.estimated_ends()
     if starts:
-        now, mips = view.now, view.resources.mips
-        ends += [(now + j.estimate * j.bench / speed(p, mips), p, j.licenses) for j, p in starts]
+        now, speed = view.now, view.resources.speed
+        ends += [(now + j.estimate * j.bench / speed(p), p, j.licenses) for j, p in starts]
         ends.sort(key=lambda end: end[0])
     return ends
 

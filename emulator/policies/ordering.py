@@ -22,7 +22,6 @@ import math
 import numpy as np
 
 from ..core.model import Job
-from ..state.placement import speed
 from .params import Param
 
 ORDERS = ("fcfs", "sjf", "ljf", "saf", "laf", "wfp", "fairshare")
@@ -145,8 +144,8 @@ class FairShare:
 
     def started(self, view, starts) -> None:
         self.charge(view)
-        now, mips = view.now, view.resources.mips
+        now, speed = view.now, view.resources.speed
         for job, plan, *_ in starts:
-            end = now + job.runtime * job.bench / speed(plan, mips)
+            end = now + job.runtime * job.bench / speed(plan)
             self.active[job.id] = [job.user, job.cpus, now, end]
             self.usage.setdefault(job.user, 0.0)

@@ -9,7 +9,8 @@ machine index first). Machine order can be changed (e.g. fastest first).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from itertools import compress
 
 import numpy as np
 
@@ -30,15 +31,43 @@ def first_fit(
         return _first_fit_ordered(job, free, eligible, order)
     if low < free.size and free[low] >= job.cpus and eligible[low]:
         return ((low, job.cpus),)  # the first machine with a free CPU holds the job (either placement)
+    if free.size - low <= SCAN:
+        return _scan(job, free[low:].tolist(), eligible[low:].tolist(), low)
     if job.placement == SINGLE:
-        hits = np.flatnonzero(eligible[low:] & (free[low:] >= job.cpus))
+        hits = (eligible[low:] & (free[low:] >= job.cpus)).nonzero()[0]
         return ((int(hits[0]) + low, job.cpus),) if hits.size else None
     usable = _usable_prefix(job.cpus, free[low:], eligible[low:])
     counts = _take_first(job.cpus, usable)
     if counts is None:
         return None
-    used = np.flatnonzero(counts)
+    used = counts.nonzero()[0]
     return tuple(zip((used + low).tolist(), counts[used].tolist(), strict=True))
+
+
+SCAN = 128
+"""Up to this many machines from the first free one, :func:`first_fit` walks them as Python lists: on
+a small cluster a dozen numpy calls on tiny arrays (microseconds each) cost more than the walk."""
+
+
+def _scan(job: Job, free: list[int], eligible: list[bool], low: int) -> Plan | None:
+    """:func:`first_fit` by index over machines ``low`` on, given as lists."""
+    cpus = job.cpus
+    if (max(free, default=0) if job.placement == SINGLE else sum(free)) < cpus:
+        return None  # (even ignoring eligibility: one C call spares the walk where a backfill fails)
+    if job.placement == SINGLE:
+        for i, n in enumerate(free):
+            if n >= cpus and eligible[i]:
+                return ((low + i, cpus),)
+        return None
+    plan: list[tuple[int, int]] = []
+    for i, n in enumerate(free):
+        if n and eligible[i]:
+            if n >= cpus:
+                plan.append((low + i, cpus))
+                return tuple(plan)
+            plan.append((low + i, n))
+            cpus -= n
+    return None
 
 
 def _first_fit_ordered(job: Job, free: np.ndarray, eligible: np.ndarray, order: np.ndarray) -> Plan | None:
@@ -49,7 +78,7 @@ def _first_fit_ordered(job: Job, free: np.ndarray, eligible: np.ndarray, order: 
     counts = _take_first(job.cpus, np.where(eligible, free, 0)[order])
     if counts is None:
         return None
-    used = np.flatnonzero(counts)
+    used = counts.nonzero()[0]
     return tuple(sorted(zip(order[used].tolist(), counts[used].tolist(), strict=True)))
 
 
@@ -106,13 +135,6 @@ class Reservation:
     plan: Plan
     spare_cpus: np.ndarray
     spare_licenses: dict[str, int]
-
-
-def speed(plan: Plan, mips: np.ndarray) -> float:
-    """MIPS per CPU of a plan: a spread job runs at the pace of its slowest machine."""
-    if len(plan) == 1:
-        return float(mips[plan[0][0]])
-    return float(min(mips[m] for m, _ in plan))
 
 
 class Scratch:
@@ -198,10 +220,11 @@ class Scratch:
         return plan
 
     def take(self, job: Job, plan: Plan) -> None:
-        for lic, n in self.license_need(job, plan).items():
-            self.licenses[lic] -= n
-        if self.res.per_machine:
-            self.held.update((m, lic) for m, _ in plan for lic in job.licenses)
+        if job.licenses:  # (most jobs hold none: nothing to count)
+            for lic, n in self.license_need(job, plan).items():
+                self.licenses[lic] -= n
+            if self.res.per_machine:
+                self.held.update((m, lic) for m, _ in plan for lic in job.licenses)
         self._taken.append(plan)
         self.total -= job.cpus
         self._widest = None
@@ -252,9 +275,8 @@ def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation |
 def _copy(reservation: Reservation | None) -> Reservation | None:
     if reservation is None:
         return None
-    return replace(
-        reservation, spare_cpus=reservation.spare_cpus.copy(), spare_licenses=dict(reservation.spare_licenses)
-    )
+    r = reservation  # (built directly: dataclasses.replace costs microseconds, at every pass of a deep queue)
+    return Reservation(r.time, r.plan, r.spare_cpus.copy(), dict(r.spare_licenses))
 
 
 def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | None:
@@ -265,18 +287,17 @@ def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | N
     running then holds."""
     res = scratch.res
     mask = res.eligible(job.licenses)
-    usable = scratch.free[mask]
-    cpus, spread = job.cpus, job.placement != SINGLE
-    room = int(usable.sum())
-    fits = room >= cpus if spread else bool((usable >= cpus).any())
     free, eligible = scratch.free.tolist(), mask.tolist()
+    usable = list(compress(free, eligible))
+    cpus, spread = job.cpus, job.placement != SINGLE
+    room = sum(usable)
+    fits = room >= cpus if spread else max(usable, default=0) >= cpus
     licenses = dict(scratch.licenses)
     copies = _CopyClock(ends, licenses) if res.per_machine else None
     i, count, time = 0, len(ends), now
     while True:
         if fits:
-            spare = np.array(free, dtype=np.int64)
-            plan = first_fit(job, spare, mask, scratch.order)
+            plan = _fit_lists(job, free, eligible, mask, scratch.order)
             need = res.license_need(job, plan) if copies is None else copies.need(job, plan)
             if _enough(licenses, need):
                 break
@@ -297,10 +318,22 @@ def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | N
                 copies.release(released, held)
             i += 1
         fits = fits or (spread and room >= cpus)
-    spare -= plan_vector(plan, spare.size)
+    for m, n in plan:
+        free[m] -= n
+    spare = np.array(free, dtype=np.int64)
     for lic, n in need.items():
         licenses[lic] -= n
     return Reservation(time, plan, spare, licenses)
+
+
+def _fit_lists(
+    job: Job, free: list[int], eligible: list[bool], mask: np.ndarray, order: np.ndarray | None
+) -> Plan:
+    """:func:`first_fit` on the walk's free counts, kept as a list (the job fits them): walked as they
+    are on a small cluster, as an array otherwise."""
+    if order is None and len(free) <= SCAN:
+        return _scan(job, free, eligible, 0)
+    return first_fit(job, np.array(free, dtype=np.int64), mask, order)
 
 
 class _CopyClock:

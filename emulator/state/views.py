@@ -62,6 +62,7 @@ class ResourcesView:
         self.eligible = resources.eligible
         self.copies = resources.copies
         self.fastest = resources.fastest
+        self.speed = resources.speed
         self.license_need = resources.license_need
         self.licenses_free_for = resources.licenses_free_for
         self.first_free = resources.first_free
