@@ -8,6 +8,7 @@ import pytest
 
 from emulator.core.messages import Message
 from emulator.sync import coordinator
+from emulator.sync.frontier import Frontier
 from emulator.sync.horizons import Links
 
 
@@ -152,7 +153,7 @@ class TwoHosts(coordinator.InProcess):
         self.groups = groups
         self.flying: list[tuple[int, dict, int]] = []  # (host, calls, budget), answered first in, first out
 
-    def idle(self) -> set[int]:
+    def idle(self, queue: bool = True) -> set[int]:  # (one call per host at a time: never queues)
         busy = {h for h, _, _ in self.flying}
         return {pid for h, group in enumerate(self.groups) if h not in busy for pid in group}
 
@@ -193,10 +194,26 @@ def test_free_runs_advance_every_partition_to_the_same_virtual_time():
     assert all(math.isfinite(h) for h in dense.calls[2:] + sparse.calls[2:])  # then windows
 
 
-def test_a_window_spans_its_rows_at_the_rate_rows_came():
-    windows = coordinator.Windows(rows=100, start=10.0)
-    assert windows.end(10.0) == math.inf  # nothing known yet: event budgets
-    windows.received(30, watermark=10.0)
-    assert windows.end(10.0) == math.inf  # the watermark has not moved
-    windows.received(20, watermark=35.0)  # 50 rows over 25 virtual seconds: 2 a second
-    assert windows.end(35.0) == 35.0 + 100 / 2
+def test_a_window_spans_its_rows_at_the_rate_rows_came_and_queues_from_where_the_last_ends():
+    inf = math.inf
+    grid = Frontier(
+        Links({}),
+        {0: coordinator.State(10.0, True, inf, False), 1: coordinator.State(12.0, True, inf, False)},
+    )
+    windows = coordinator.Windows(rows=100, grid=grid)
+    assert windows.ends(10.0, {0, 1}) == [(inf, {0, 1})]  # nothing known yet: event budgets
+    windows.called([0, 1])
+    assert not windows.known
+    row = (0.0, 0, 0, 0, 0, (), (), None)
+    windows.received({0: coordinator.Result([], 40.0, [row] * 30, True, inf, False)}, watermark=10.0)
+    assert not windows.known  # the watermark has not moved (1 is still out)
+    grid.next_time[:] = [40.0, 30.0]
+    windows.received({1: coordinator.Result([], 30.0, [row] * 20, True, inf, False)}, watermark=35.0)
+    assert windows.known  # 50 rows over 25 virtual seconds: 2 a second, 50 s a window
+    assert windows.ends(30.0, {0, 1}) == [(80.0, {0, 1})]  # from 30, the earliest of the two
+    windows.called([0, 1])
+    assert windows.ends(30.0, {0, 1}) == [(130.0, {0, 1})]  # queued: from where the call out ends
+    windows.called([0, 1])
+    assert windows.ends(30.0, {0, 1}) == [(180.0, {0, 1})]  # three windows past the watermark at most
+    windows.called([0, 1])
+    assert windows.ends(30.0, {0, 1}) == []  # (coordinator.LEAD)

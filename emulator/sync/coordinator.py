@@ -293,31 +293,37 @@ class _Drive:
         watermark. Calls advance every partition to the same virtual time
         (:class:`Windows`), so rows wait in the sink only for the other hosts'
         calls, not for the densest partition to catch up with the sparse ones.
+        Once windows have a span, ``idle(queue=True)`` also offers hosts with a
+        call out, whose next call then waits on the host, not on the driver.
         """
         grid, transport = self.grid, self.transport
         infinite = np.full(len(grid.pids), math.inf)
-        windows = Windows(self.budget, grid.watermark(infinite))
+        windows = Windows(self.budget, grid)
 
         def submit(wanted: set[int]) -> None:
-            until = windows.end(grid.watermark(infinite))
-            calls = grid.calls(np.full(len(grid.pids), until), wanted)
-            if calls:
-                transport.submit(calls, self.budget if until < math.inf else share(self.budget, len(calls)))
+            for until, pids in windows.ends(grid.watermark(infinite), wanted):
+                calls = grid.calls(np.full(len(grid.pids), until), pids)
+                if calls:
+                    budget = self.budget if until < math.inf else share(self.budget, len(calls))
+                    transport.submit(calls, budget)
+                    windows.called(calls)
 
         while True:
             if going():
-                wanted = transport.idle()
+                wanted = transport.idle(queue=windows.known)
                 if self.held > self.held_rows:
                     wanted &= grid.laggards()
                     self.stats.throttled += 1
                 submit(wanted)
             if not transport.in_flight():
+                if going():
+                    raise grid.stalled(grid.watermark(infinite))
                 return
             results = transport.collect()
             self._took(results)
-            windows.received(sum(len(result[2]) for result in results.values()), grid.watermark(infinite))
+            windows.received(results, grid.watermark(infinite))
             if going() and self.held <= self.held_rows:  # it works on while the sink writes
-                submit(transport.idle())
+                submit(transport.idle(queue=windows.known))
             self._release(grid.watermark(infinite) if going() or not hold_last else -math.inf, results)
 
     def _took(self, results: Results) -> None:
@@ -334,31 +340,79 @@ class _Drive:
         self.tick()
 
 
-class Windows:
-    """How far in virtual time a free run's next call goes: about ``rows`` rows' worth.
+LEAD = 3
+"""Windows a free-running partition may be called ahead of the watermark (its rows wait in the sink)."""
 
-    Every partition of a call is advanced to the same time, the watermark plus
-    a span of ``rows`` over the rate of rows so far (rows received per virtual
-    second up to the watermark: an overestimate while some partitions are
-    ahead of it, so a window errs short). Until the watermark has moved the
-    rate is unknown, and calls take event budgets instead (an infinite end).
-    Bursts are still bounded by each call's event budget.
+
+class Windows:
+    """How far in virtual time a free run's calls go: each about ``rows`` rows' worth.
+
+    Each call advances its partitions by one window, from where their last
+    call ends (partitions called together stay together: a host's), so a host
+    can have its next call queued before it answers. A window spans ``rows``
+    over the rate of rows so far (rows received per virtual second up to the
+    watermark: an overestimate while some partitions are ahead of it, so a
+    window errs short), and no call goes more than :data:`LEAD` windows past
+    the watermark: the sink holds what runs ahead. Until the watermark has
+    moved the rate is unknown, and calls take event budgets instead (an
+    infinite end). Bursts are still bounded by each call's event budget.
     """
 
-    def __init__(self, rows: int, start: float) -> None:
-        self.rows, self.start = rows, start
+    def __init__(self, rows: int, grid: Frontier) -> None:
+        self.rows, self.grid = rows, grid
+        self.start = grid.watermark(np.full(len(grid.pids), math.inf))
+        self.reached = np.full(len(grid.pids), self.start)  # by partition index: where its last call ends
+        self.flying = np.zeros(len(grid.pids), dtype=np.int64)  # calls out, by partition index
         self._received = 0  # rows received from the hosts
         self._rate = 0.0  # rows per virtual second, over the run so far
 
-    def end(self, watermark: float) -> float:
-        return watermark + self.rows / self._rate if self._rate > 0 else math.inf
+    @property
+    def known(self) -> bool:
+        """Whether windows have a span yet: until then a host gets its next call only once it answers
+        (queued budget calls would run far ahead of the watermark)."""
+        return self._rate > 0
 
-    def received(self, rows: int, watermark: float) -> None:
-        """A call's ``rows`` came in; no partition can still produce a row before ``watermark``."""
-        self._received += rows
+    def ends(self, watermark: float, wanted: set[int]) -> list[tuple[float, set[int]]]:
+        """The next calls for partitions ``wanted``: ``(end, pids)`` for each set of them whose last
+        calls end together, if they have events before it; noted as reached (:meth:`called` counts
+        the calls made)."""
+        index, earliest = self.grid.index, self.grid.earliest()
+        groups: dict[float, list[int]] = {}
+        for pid in sorted(wanted):
+            groups.setdefault(float(self.reached[index[pid]]), []).append(index[pid])
+        span = self.rows / self._rate if self._rate > 0 else math.inf
+        calls = []
+        for reached, at in groups.items():
+            flying = self.flying[at] > 0
+            ready = float(earliest[at][~flying].min(initial=math.inf))  # (standing of those in flight: stale)
+            base = _window_start(reached, ready, watermark)
+            end = min(base + span, watermark + LEAD * span) if span < math.inf else math.inf
+            if ready < end or (flying.any() and end > base):  # events before it, not yet called for
+                self.reached[at] = end
+                calls.append((end, {self.grid.pids[i] for i in at}))
+        return calls
+
+    def called(self, pids) -> None:
+        for pid in pids:
+            self.flying[self.grid.index[pid]] += 1
+
+    def received(self, results: Results, watermark: float) -> None:
+        """A call's results came in; no partition can still produce a row before ``watermark``."""
+        index = self.grid.index
+        for pid, result in results.items():
+            self.flying[index[pid]] -= 1
+            self._received += len(result[2])
         span = watermark - self.start
         if 0 < span < math.inf:
-            self._rate = self._received / span
+            self._rate = max(self._received, 1) / span
+
+
+def _window_start(reached: float, ready: float, watermark: float) -> float:
+    """Where partitions' next window starts: where their last call ends (``reached``), or where those
+    not in flight are (``ready``) if later; after event budgets (``reached`` inf), the watermark."""
+    if reached == math.inf:
+        return watermark
+    return reached if ready == math.inf else max(reached, ready)
 
 
 def _count_partition_seconds(stats: RunStats, transport: Transport) -> None:
