@@ -66,3 +66,10 @@ def test_register_keeps_the_declaration_with_the_class():
     assert Picky.param_checks == {"mode": Param(choices=("a", "b"))}
     with pytest.raises(PolicyError, match="local policy 'picky': mode 'c': expected one of a, b"):
         registry.create("picky[mode=c]")
+
+
+def test_gridsim_space_shared_takes_no_queue_order():
+    # GridSim's SpaceShared queues in arrival order; fcfs's orders, which it builds on, are not GridSim's.
+    with pytest.raises(PolicyError, match="'gridsim-spaceshared' has no parameter 'order'; parameters: none"):
+        LOCAL.create("gridsim-spaceshared[order=sjf]")
+    assert LOCAL.create("gridsim-spaceshared").order.arrival

@@ -26,5 +26,9 @@ def one_pe(job: Job) -> Job:
 class GridSimSpaceShared(Fcfs):
     execution = execution.GridSimSpaceShared
 
+    def __init__(self, *, rng=None, cluster=None) -> None:
+        """GridSim's queue is in arrival order only: none of fcfs's other ``order`` parameters."""
+        super().__init__(rng=rng, cluster=cluster)
+
     def admit(self, job: Job) -> Job:
         return one_pe(job)
