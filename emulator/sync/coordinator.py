@@ -393,6 +393,7 @@ class Windows:
         return calls
 
     def called(self, pids) -> None:
+        """Calls went out to ``pids``: their standing stays stale until :meth:`received` answers."""
         for pid in pids:
             self.flying[self.grid.index[pid]] += 1
 
