@@ -5,11 +5,16 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from emulator.core.messages import Message
 from emulator.sync import coordinator
 from emulator.sync.frontier import Frontier
 from emulator.sync.horizons import Links
+from emulator.sync.merge import RowMerger
+
+from .test_properties import SETTINGS
 
 
 class Echo:
@@ -145,30 +150,46 @@ def test_links_need_latency():
         Links({(0, 1): 0.0})
 
 
-class TwoHosts(coordinator.InProcess):
-    """Partitions in two hosts that answer in turn, as Ray actors running free do (``submit``/``collect``)."""
+class Hosts(coordinator.InProcess):
+    """Partitions in hosts that run free as Ray actors do (``submit``/``collect``): each runs its calls in
+    order, with up to ``depth`` queued (``actors.transport.PIPELINE``); ``pick`` chooses which host
+    answers next among those with calls out (default: the one whose oldest call went out first)."""
 
-    def __init__(self, partitions: list, groups: list[list[int]]) -> None:
+    def __init__(self, partitions: list, groups: list[list[int]], depth: int = 1, pick=None) -> None:
         super().__init__(partitions)
-        self.groups = groups
-        self.flying: list[tuple[int, dict, int]] = []  # (host, calls, budget), answered first in, first out
+        self.groups, self.depth, self.pick = groups, depth, pick
+        self.flying: list[list[tuple[int, dict, int]]] = [
+            [] for _ in groups
+        ]  # by host: (order, calls, budget)
+        self.sent = 0
 
-    def idle(self, queue: bool = True) -> set[int]:  # (one call per host at a time: never queues)
-        busy = {h for h, _, _ in self.flying}
-        return {pid for h, group in enumerate(self.groups) if h not in busy for pid in group}
+    def idle(self, queue: bool = True) -> set[int]:
+        return {
+            pid
+            for h, group in enumerate(self.groups)
+            if not self.flying[h] or (queue and len(self.flying[h]) < self.depth)
+            for pid in group
+        }
 
     def in_flight(self) -> bool:
-        return bool(self.flying)
+        return any(self.flying)
 
     def submit(self, calls, budget) -> None:
         for h, group in enumerate(self.groups):
             mine = {pid: call for pid, call in calls.items() if pid in group}
             if mine:
-                self.flying.append((h, mine, budget))
+                self.flying[h].append((self.sent, mine, budget))
+                self.sent += 1
 
     def collect(self):
-        _, calls, budget = self.flying.pop(0)
+        out = [h for h, queue in enumerate(self.flying) if queue]
+        h = self.pick(out) if self.pick else min(out, key=lambda h: self.flying[h][0][0])
+        _, calls, budget = self.flying[h].pop(0)
         return self.advance(calls, budget)
+
+
+def TwoHosts(partitions: list, groups: list[list[int]]) -> Hosts:
+    return Hosts(partitions, groups)
 
 
 def test_free_runs_advance_every_partition_to_the_same_virtual_time():
@@ -217,3 +238,26 @@ def test_a_window_spans_its_rows_at_the_rate_rows_came_and_queues_from_where_the
     assert windows.ends(30.0, {0, 1}) == [(180.0, {0, 1})]  # three windows past the watermark at most
     windows.called([0, 1])
     assert windows.ends(30.0, {0, 1}) == []  # (coordinator.LEAD)
+
+
+@SETTINGS
+@given(
+    st.lists(st.lists(st.floats(0, 1e4, allow_nan=False), max_size=60).map(sorted), min_size=1, max_size=4),
+    st.integers(1, 2),
+    st.integers(3, 40),
+    st.randoms(use_true_random=False),
+)
+def test_free_runs_write_every_row_once_in_order_however_hosts_answer(times, depth, budget, rng):
+    parts = [Echo(pid, None, ts) for pid, ts in enumerate(times)]
+    groups = [[pid for pid in range(len(parts)) if pid % 2 == h] for h in range(2)]
+    hosts = Hosts(parts, [g for g in groups if g], depth=depth, pick=rng.choice)
+    merger, written = RowMerger(), []
+
+    def sink(watermark, results) -> int:
+        for pid, result in results.items():
+            merger.add(pid, result[2])
+        written.extend(merger.release(watermark)[0])
+        return merger.held
+
+    coordinator.run(hosts, Links({}), sink, budget=budget)
+    assert written == sorted((t, pid) for pid, ts in enumerate(times) for t in ts)
