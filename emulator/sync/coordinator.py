@@ -387,6 +387,8 @@ class Windows:
             ready = float(earliest[at][~flying].min(initial=math.inf))  # (standing of those in flight: stale)
             base = _window_start(reached, ready, watermark)
             end = min(base + span, watermark + LEAD * span) if span < math.inf else math.inf
+            if ready == watermark and end <= ready:  # a span lost to float spacing: the floor still moves
+                end = float(np.nextafter(ready, math.inf))
             if ready < end or (flying.any() and end > base):  # events before it, not yet called for
                 self.reached[at] = end
                 calls.append((end, {self.grid.pids[i] for i in at}))
