@@ -188,10 +188,6 @@ class Hosts(coordinator.InProcess):
         return self.advance(calls, budget)
 
 
-def TwoHosts(partitions: list, groups: list[list[int]]) -> Hosts:
-    return Hosts(partitions, groups)
-
-
 def test_free_runs_advance_every_partition_to_the_same_virtual_time():
     # A dense partition (an event a second) and a sparse one (one every 50 s) in different hosts. Calls
     # bounded by events alone would send the sparse one 50x further in virtual time each call, and the
@@ -207,7 +203,7 @@ def test_free_runs_advance_every_partition_to_the_same_virtual_time():
         held.append([row for row in pending if row[0] >= watermark])
         return len(held[-1])
 
-    stats = coordinator.run(TwoHosts([dense, sparse], [[0], [1]]), Links({}), sink, budget=200)
+    stats = coordinator.run(Hosts([dense, sparse], [[0], [1]]), Links({}), sink, budget=200)
     assert stats.throttled == 0
     assert len(written) + len(held[-1]) == 8000
     assert max(len(h) for h in held) <= 2 * 200 + 200  # two windows of ~200 rows, and a call's budget
