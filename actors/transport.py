@@ -127,6 +127,11 @@ class RayTransport:
         self._log: list[list[bytes]] = [[] for _ in groups]  # by host: its calls since its snapshot
         self._flying: list[deque] = [deque() for _ in groups]  # free runs, by host: (ref, call), oldest first
         self._rounds = 0
+        self._round: tuple[dict[int, bytes], float, dict] = (
+            {},
+            math.inf,
+            {},
+        )  # start's: packed, horizon, refs
         self._graph, self.plain_reason = compile_rounds(self.hosts) if compiled else (None, "")
 
     @property
@@ -141,12 +146,26 @@ class RayTransport:
         return states
 
     def advance(self, calls: Calls, budget: int) -> Results:
+        self.start(calls, budget)
+        return self.finish()
+
+    def start(self, calls: Calls, budget: int) -> None:
+        """Send a round's calls, one batch per host (plain calls: the hosts start at once, while the
+        driver writes the last round's rows); :meth:`finish` gathers the results."""
         batches: dict[int, Calls] = {}
         for pid, call in calls.items():
             batches.setdefault(self.owner[pid], {})[pid] = call
         packed = {h: pack_calls(batch, budget) for h, batch in batches.items()}
         horizon = min(h for h, _ in calls.values())  # for error messages: the round's earliest horizon
-        replies = self._plain(packed, horizon) if self._graph is None else self._compiled(packed, horizon)
+        self._round = (packed, horizon, self._send(packed) if self._graph is None else {})
+
+    def finish(self) -> Results:
+        """The results of the round :meth:`start` sent (a dead host is rebuilt and answers it)."""
+        packed, horizon, refs = self._round
+        if self._graph is None:
+            replies = self._plain(packed, horizon, refs)
+        else:
+            replies = self._compiled(packed, horizon)
         results: Results = {}
         self.compute_seconds = 0.0
         self.partition_seconds = {}
@@ -175,9 +194,13 @@ class RayTransport:
             timelines.update({pid: (end, array("d", data)) for pid, (end, data) in part.items()})
         return timelines
 
-    def _plain(self, calls: dict[int, bytes], horizon: float) -> dict[int, bytes]:
-        """One Ray call per host with work; a dead host is rebuilt and answers the round."""
-        refs = {h: self.hosts[h].advance.remote(data) for h, data in calls.items()}
+    def _send(self, calls: dict[int, bytes]) -> dict:
+        """One plain Ray call per host in ``calls``: its reply's ref, by host."""
+        return {h: self.hosts[h].advance.remote(data) for h, data in calls.items()}
+
+    def _plain(self, calls: dict[int, bytes], horizon: float, refs: dict) -> dict[int, bytes]:
+        """The replies to one Ray call per host with work (``refs``, by host); a dead host is rebuilt
+        and answers the round."""
         try:
             return dict(zip(refs, ray.get(list(refs.values())), strict=True))
         except RayActorError:
@@ -190,7 +213,9 @@ class RayTransport:
         except RayError as err:
             self._restart(horizon, err)
             try:
-                return self._graph.call(calls) if self._graph else self._plain(calls, horizon)
+                if self._graph:
+                    return self._graph.call(calls)
+                return self._plain(calls, horizon, self._send(calls))
             except RayError as again:
                 raise HostDied(
                     f"Ray actors died again while recovering, {_when(horizon)}: {_cause(again)}"

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from emulator import load_scenario, run
 from emulator.core.messages import Message
+from emulator.engine.runner import build_partitions
 from emulator.sync import coordinator
 from emulator.sync.frontier import Frontier
 from emulator.sync.horizons import Links
@@ -261,3 +265,45 @@ def test_free_runs_write_every_row_once_in_order_however_hosts_answer(times, dep
 
     coordinator.run(hosts, Links({}), sink, budget=budget)
     assert written == sorted((t, pid) for pid, ts in enumerate(times) for t in ts)
+
+
+class Overlapping(coordinator.InProcess):
+    """The in-process transport split as Ray's is (``start``/``finish``), logging what the driver does
+    between the two: the sink's writes belong there, while the hosts compute."""
+
+    def __init__(self, partitions: list, log: list[str]) -> None:
+        super().__init__(partitions)
+        self.log = log
+
+    def start(self, calls, budget) -> None:
+        self.log.append("start")
+        self.sent = (calls, budget)
+
+    def finish(self):
+        self.log.append("finish")
+        return self.advance(*self.sent)
+
+
+def test_rounds_write_the_last_rounds_rows_while_hosts_compute_the_next(tmp_path):
+    scenario = load_scenario("quickstart", ["workload.jobs=150"])
+    log: list[str] = []
+
+    @contextmanager
+    def overlapping(scenario):
+        yield Overlapping(build_partitions(scenario), log)
+
+    real_release = coordinator._Drive._release
+
+    def release(self, watermark, results):
+        log.append("sink")
+        return real_release(self, watermark, results)
+
+    with patch.object(coordinator._Drive, "_release", release):
+        run(scenario, tmp_path / "overlapping", backend=overlapping)
+    run(scenario, tmp_path / "plain")
+    for name in ("events.arrow", "jobs.arrow"):
+        assert (tmp_path / "overlapping" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes()
+    rounds = log.count("start")
+    assert rounds > 100 and log.count("sink") == rounds
+    # Every round's rows but the last are written between the next round's start and its finish.
+    assert log == ["start", "finish", *["start", "sink", "finish"] * (rounds - 1), "sink"]

@@ -185,8 +185,8 @@ class Killing(RayTransport):
     rounds_seen = 0
     killed = False
 
-    def advance(self, calls, budget):
-        results = super().advance(calls, budget)
+    def finish(self):
+        results = super().finish()
         if self.rebalance_every:  # a load no timing noise can hide: cluster i weighs i, the meta nothing
             for pid in results:
                 self._window[pid] += 0.01 * pid
@@ -250,6 +250,7 @@ def test_a_dead_actor_is_recovered_from_its_checkpoint_and_the_trace_is_unchange
     run(scenario, tmp_path / "inproc")
     backend = KillingBackend(kill_at=130, checkpoint_every=50, compiled=compiled)
     run(scenario, tmp_path / "ray", backend=backend)
+    assert backend.transport.killed
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
 
 

@@ -18,6 +18,9 @@ from ..core.messages import STATUS, Message
 from .horizons import Links, LinkSolver
 
 INF = math.inf
+TIME, DST, KIND = 0, 3, 4
+"""Fields of a message: a :class:`~emulator.core.messages.Message`, or (Ray's driver) the plain tuple
+it was packed as, which is routed without being rebuilt (:func:`actors.packing.unpack_results`)."""
 
 
 class Stalled(RuntimeError):
@@ -61,11 +64,11 @@ class Frontier:
             if only is not None and pid not in only:
                 continue
             limit, queue, inbox = horizon[i], self.pending[i], []
-            while queue and queue[0].time < limit:
+            while queue and queue[0][TIME] < limit:
                 msg = heapq.heappop(queue)
-                self.carrying -= msg.kind != STATUS
+                self.carrying -= msg[KIND] != STATUS
                 inbox.append(msg)
-            self.head[i] = queue[0].time if queue else INF
+            self.head[i] = queue[0][TIME] if queue else INF
             calls[pid] = (float(limit), inbox)
         return calls
 
@@ -81,11 +84,11 @@ class Frontier:
             else:
                 self.busy.discard(pid)
             for msg in outbox:
-                j = index[msg.dst]
+                j = index[msg[DST]]
                 heapq.heappush(pending[j], msg)
-                if msg.time < head[j]:
-                    head[j] = msg.time
-                self.carrying += msg.kind != STATUS
+                if msg[TIME] < head[j]:
+                    head[j] = msg[TIME]
+                self.carrying += msg[KIND] != STATUS
             sent += len(outbox)
         return sent
 
