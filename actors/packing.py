@@ -1,7 +1,8 @@
 """Bytes across process boundaries: a round's inboxes and results, packed with msgpack.
 
 One call per host per round carries all of its messages and trace rows as one
-bytes object (never one Ray call, nor one Python object, per message).
+bytes object (never one Ray call, nor one Python object, per message); the
+rows as columns.
 Unpacking with ``use_list=False`` gives back tuples, exactly the values the
 in-process transport passes, so partitions and the trace see no difference.
 """
@@ -12,6 +13,7 @@ import msgpack
 
 from emulator.core.messages import STATUS, Message, Status
 from emulator.sync.coordinator import Calls, Result, Results
+from emulator.sync.rows import RowBlock
 
 
 def pack_calls(calls: Calls, budget: int) -> bytes:
@@ -25,8 +27,12 @@ def unpack_calls(data: bytes) -> tuple[Calls, int]:
 
 
 def pack_results(results: Results, seconds: dict[int, float]) -> bytes:
-    """A host's results, with each partition's compute seconds (what rebalancing weighs partitions by)."""
-    return msgpack.packb((seconds, results), use_bin_type=True)
+    """A host's results, with each partition's compute seconds (what rebalancing weighs partitions by).
+
+    Trace rows go as columns (:class:`~emulator.sync.rows.RowBlock`): made here, in the actors,
+    in parallel, they reach the driver's writer ready to merge and write."""
+    packed = {pid: (r[0], r[1], RowBlock.of(r[2]).packed(), *r[3:]) for pid, r in results.items()}
+    return msgpack.packb((seconds, packed), use_bin_type=True)
 
 
 def unpack_results(data: bytes) -> tuple[dict[int, float], Results]:
@@ -35,7 +41,9 @@ def unpack_results(data: bytes) -> tuple[dict[int, float], Results]:
     :class:`Message` and :class:`Status` only to be packed again (~290 a round on bench_ray's
     128-cluster grid)."""
     seconds, raw = msgpack.unpackb(data, use_list=False, strict_map_key=False)
-    return seconds, {pid: Result(*result) for pid, result in raw.items()}
+    return seconds, {
+        pid: Result(out, t, RowBlock.unpacked(rows), *rest) for pid, (out, t, rows, *rest) in raw.items()
+    }
 
 
 def _message(fields: tuple) -> Message:

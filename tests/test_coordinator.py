@@ -57,7 +57,7 @@ class Echo:
         while self.times and self.times[0] < horizon and budget > 0:
             budget -= 1
             self.now = t = self.times.pop(0)
-            rows.append((t, self.pid))
+            rows.append((t, 0, self.pid, 0, 0, (), (), None))  # a trace row: its job, this partition
             if self.peer is not None:
                 self.seq += 1
                 out.append(Message(t + self.latency, self.pid, self.seq, self.peer, 0, ()))
@@ -260,7 +260,8 @@ def test_free_runs_write_every_row_once_in_order_however_hosts_answer(times, dep
     def sink(watermark, results) -> int:
         for pid, result in results.items():
             merger.add(pid, result[2])
-        written.extend(merger.release(watermark)[0])
+        rows, _ = merger.release(watermark)
+        written.extend(zip(rows.time.tolist(), rows.job.tolist(), strict=True))
         return merger.held
 
     coordinator.run(hosts, Links({}), sink, budget=budget)

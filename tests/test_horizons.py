@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from emulator import load_scenario, run
 from emulator.core.messages import STATUS
 from emulator.data.scenario import parse
-from emulator.sync import coordinator, merge
+from emulator.sync import coordinator
 from emulator.sync.horizons import Links, LinkSolver, earliest_outputs, horizons, tail_end
 from emulator.sync.merge import RowMerger
 from workloads import presets
@@ -231,31 +231,40 @@ rows_by_partition = st.dictionaries(
 )
 
 
+def row(time: float, pid: int, sequence: int) -> tuple:
+    """A trace row that says where it came from: job = its sequence, cluster = its partition; every
+    second row lists machines and PEs (the ragged columns must follow their rows)."""
+    listed = tuple(range(sequence % 3)) if sequence % 2 else ()
+    return (
+        time,
+        sequence % 8,
+        sequence,
+        pid,
+        len(listed),
+        listed,
+        listed[::-1],
+        f"r{sequence}" if pid else None,
+    )
+
+
 @SETTINGS
-@given(
-    rows_by_partition,
-    st.lists(st.integers(0, 25), max_size=6).map(sorted),
-    st.integers(1, 4),
-    st.sampled_from([0, merge.SMALL]),
-)
-def test_the_merger_releases_rows_in_time_partition_sequence_order(by_pid, marks, chunks, small):
-    with patch.object(merge, "SMALL", small):  # numpy's sort from the first row, or Python's below SMALL
-        assert_merged(by_pid, marks, chunks)
-
-
-def assert_merged(by_pid: dict[int, list[int]], marks: list[int], chunks: int) -> None:
+@given(rows_by_partition, st.lists(st.integers(0, 25), max_size=6).map(sorted), st.integers(1, 4))
+def test_the_merger_releases_rows_in_time_partition_sequence_order(by_pid, marks, chunks):
     merger, out = RowMerger(), []
     for k in range(chunks):  # each partition's rows arrive in ``chunks`` pieces, releases in between
         for pid, times in by_pid.items():
             piece = times[k * len(times) // chunks : (k + 1) * len(times) // chunks]
-            merger.add(pid, [(float(t), pid, i) for i, t in enumerate(piece, k * len(times) // chunks)])
+            merger.add(pid, [row(float(t), pid, i) for i, t in enumerate(piece, k * len(times) // chunks)])
         if k < len(marks):
             floor = min(
                 [marks[k]] + [t for pid, ts in by_pid.items() for t in ts[(k + 1) * len(ts) // chunks :][:1]]
             )
             released, pids = merger.release(float(floor))
-            assert all(row[0] < floor for row in released) and pids == [row[1] for row in released]
-            out += released
-    out += merger.release(math.inf)[0]
-    expected = sorted(((float(t), pid, i) for pid, ts in by_pid.items() for i, t in enumerate(ts)))
+            assert all(r[0] < floor for r in released.tuples()) and pids.tolist() == released.cluster.tolist()
+            out += released.tuples()
+    out += merger.release(math.inf)[0].tuples()
+    expected = [
+        row(*key)
+        for key in sorted((float(t), pid, i) for pid, ts in by_pid.items() for i, t in enumerate(ts))
+    ]
     assert out == expected and merger.held == 0

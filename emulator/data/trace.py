@@ -3,7 +3,8 @@
 Only the driver writes. Rows arrive per round, partitions running ahead of
 each other; :class:`~emulator.sync.merge.RowMerger` releases them in
 ``(time, partition, sequence)`` order once no partition can produce an
-earlier one, and they are written in batches. Files are written under ``NAME.part`` and renamed when
+earlier one, and they are written in batches, as columns from there on
+(:class:`~emulator.sync.rows.RowBlock`). Files are written under ``NAME.part`` and renamed when
 complete: a crash never leaves a corrupt file under the final name (after a
 Python error the ``.part`` file is closed and readable up to the last batch).
 """
@@ -25,6 +26,7 @@ from ..core.messages import ARRIVE, DISPATCHED, EVENT_KINDS, FINISH, KILL, PREEM
 from ..core.model import JOB_INPUTS, PLATFORM_KEY, Job, Platform, platform_metadata
 from ..core.preemption import STOP, parse_resume
 from ..sync.merge import RowMerger
+from ..sync.rows import RowBlock
 from . import rundir
 from .rundir import WRITE_OPTIONS
 
@@ -184,8 +186,45 @@ class Outcomes:
         self._ran = np.zeros(n)  # preempted jobs: seconds on CPUs over their closed runs
         self._kept = np.zeros(n)  # preempted jobs: CPU-seconds of progress since their last zero
         self._opened: dict[int, tuple] = {}  # resumed jobs: (current run's start, overhead, CPUs)
+        self._ids: np.ndarray | None = None  # job ids sorted, and their positions (_positions)
+        self._order: np.ndarray | None = None
 
-    def record(self, rows: list[tuple]) -> None:
+    def record(self, rows: RowBlock) -> None:
+        """Each job's outcome from its rows: at once, by column, when every row only moves a job along
+        (dispatch, arrival, a first start, finish, rejection); row by row when preemptions, kills,
+        resumptions or a second start make each depend on the one before."""
+        kind = rows.kind
+        index = self._positions(rows.job)
+        starts = kind == START
+        involved = np.isin(kind, _SEQUENTIAL).any()
+        if involved or _repeats(index[starts]) or not np.isnan(self.start[index[starts]]).all():
+            self._record_rows(rows.tuples())
+            return
+        moved = (kind == DISPATCHED) | (kind == ARRIVE)
+        _assign_last(self.cluster, index[moved], rows.cluster[moved])
+        arrived = kind == ARRIVE
+        _assign_last(self.arrive, index[arrived], rows.time[arrived])
+        started = index[starts]
+        self.start[started] = rows.time[starts]
+        if started.size:
+            at = np.flatnonzero(starts)
+            machines, pes = rows.machines.take(at).lists(), rows.pes.take(at).lists()
+            for i, m, p in zip(started.tolist(), machines, pes, strict=True):
+                self.machines[i], self.pes[i] = m, p
+        finished = kind == FINISH
+        _assign_last(self.finish, index[finished], rows.time[finished])
+        for i, reason in zip(index[kind == REJECT].tolist(), rows.info[kind == REJECT].tolist(), strict=True):
+            self.reason[i] = reason
+
+    def _positions(self, jobs: np.ndarray) -> np.ndarray:
+        """The positions of job ids in ``jobs`` order."""
+        if self._ids is None:
+            ids = np.fromiter(self.pos, dtype=np.int64, count=len(self.pos))
+            self._order = np.argsort(ids, kind="stable")
+            self._ids = ids[self._order]
+        return self._order[np.searchsorted(self._ids, jobs)]
+
+    def _record_rows(self, rows: list[tuple]) -> None:
         pos = self.pos
         for time, kind, job, cluster, cpus, machines, pes, info in rows:
             if kind in (DISPATCHED, ARRIVE):
@@ -279,6 +318,24 @@ class Outcomes:
         }
 
 
+_SEQUENTIAL = np.array([PREEMPT, KILL, RESUME], dtype=np.int8)
+"""Row kinds whose effect on a job depends on its rows before (:meth:`Outcomes.record`)."""
+
+
+def _repeats(index: np.ndarray) -> bool:
+    return index.size > 1 and np.unique(index).size < index.size
+
+
+def _assign_last(target: np.ndarray, index: np.ndarray, values: np.ndarray) -> None:
+    """``target[index] = values`` where the last of repeated indices wins, as row-by-row assignment
+    would (numpy leaves the winner of a repeated fancy assignment unspecified)."""
+    if _repeats(index):
+        _, last = np.unique(index[::-1], return_index=True)
+        keep = index.size - 1 - last
+        index, values = index[keep], values[keep]
+    target[index] = values
+
+
 FLUSH_SECONDS = 5.0
 """Wall seconds after which rows waiting for a full batch are written anyway (and synced): what a run
 killed with ``kill -9`` leaves is at most this old. The final file is re-cut into full batches."""
@@ -313,10 +370,9 @@ class TraceWriter:
         self._written_at = monotonic()  # flushes by the clock (FLUSH_SECONDS): crash-readable
         self._uneven = False  # a batch shorter than batch_rows was written before the last one
         self._merger = RowMerger()
-        self._rows: list[tuple] = []  # released by the merger, not yet written
-        self._pids: list[int] = []
-        self._widths: list[int] = []  # machines + PEs each lists (batch_cut)
-        self._width = 0  # their sum
+        self._waiting: list[tuple[RowBlock, np.ndarray]] = []  # released by the merger, not yet written
+        self._count = 0  # rows waiting
+        self._width = 0  # machines + PEs they list (batch_cut)
         self.rows_written = 0
 
     def __call__(self, watermark: float, results: dict) -> int:
@@ -324,11 +380,10 @@ class TraceWriter:
         rows held."""
         for pid, result in results.items():
             self._merger.add(pid, result[2])
-        rows, pids = self._merger.release(watermark)
-        self._take(rows, pids)
-        if len(self._rows) >= self.batch_rows or self._width >= BATCH_WIDTH:
+        self._take(*self._merger.release(watermark))
+        if self._count >= self.batch_rows or self._width >= BATCH_WIDTH:
             self.flush()
-        elif self._rows and monotonic() - self._written_at > FLUSH_SECONDS:
+        elif self._count and monotonic() - self._written_at > FLUSH_SECONDS:
             self.flush(last=True)  # a short batch, so a killed run leaves recent rows readable
             self._uneven = True
         return self._merger.held
@@ -340,43 +395,40 @@ class TraceWriter:
         they list many machines and PEs), so the file's bytes depend on its
         rows alone, not on how the partitions were called.
         """
-        if not self._rows:
+        if not self._count:
             return
-        widths = np.fromiter(self._widths, dtype=np.int64, count=len(self._widths))
+        rows = RowBlock.concat([block for block, _ in self._waiting])
+        pids = np.concatenate([pids for _, pids in self._waiting])
+        widths = rows.widths()
         start = 0
         while start < widths.size:
             n = batch_cut(widths[start:], self.batch_rows)
             if n is None and not last:
                 break
             n = n or widths.size - start
-            self._write(self._rows[start : start + n], self._pids[start : start + n])
+            self._write(rows.cut(start, start + n), pids[start : start + n])
             start += n
-        del self._rows[:start], self._pids[:start], self._widths[:start]
-        self._width = int(widths[start:].sum())
+        self._waiting = [(rows.cut(start, len(rows)), pids[start:])] if start < len(rows) else []
+        self._count, self._width = len(rows) - start, int(widths[start:].sum())
         self.events.sync()
         self._written_at = monotonic()
 
-    def _take(self, rows: list[tuple], pids: list[int]) -> None:
-        widths = [len(row[5]) + len(row[6]) for row in rows]
-        self._rows.extend(rows)
-        self._pids.extend(pids)
-        self._widths.extend(widths)
-        self._width += sum(widths)
+    def _take(self, rows: RowBlock, pids: np.ndarray) -> None:
+        if len(rows):
+            self._waiting.append((rows, pids))
+            self._count += len(rows)
+            self._width += int(rows.widths().sum())
 
-    def _write(self, rows: list[tuple], pids: list[int]) -> None:
-        pids = np.array(pids, dtype=np.int32)
-        times = np.fromiter((r[0] for r in rows), dtype=float, count=len(rows))
+    def _write(self, rows: RowBlock, pids: np.ndarray) -> None:
         self.outcomes.record(rows)
-        batch = _event_batch(rows, pids, times)
-        self.events.write(batch)
+        self.events.write(_event_batch(rows, pids))
         self.rows_written += len(rows)
         if self.on_progress is not None:
-            kinds = batch.column(1).indices.to_numpy()
+            kinds = rows.kind
             self.jobs_ended += int(np.count_nonzero((kinds == FINISH) | (kinds == REJECT)))
             kills = kinds == KILL
             if kills.any():  # jobs killed at their estimate end there too
-                info = np.asarray(batch.column(8).to_pylist(), dtype=object)
-                self.jobs_ended += int(np.count_nonzero(kills & (info == ESTIMATE)))
+                self.jobs_ended += int(np.count_nonzero(kills & (rows.info == ESTIMATE)))
             self.on_progress(self.jobs_ended)
 
     def close(self, ok: bool, end: float = math.inf) -> pa.Table | None:
@@ -385,8 +437,7 @@ class TraceWriter:
         ``end``: rows from there on are past the run's end (background events
         some partition processed ahead: :func:`emulator.sync.horizons.tail_end`).
         """
-        rows, pids = self._merger.release(end)
-        self._take(rows, pids)
+        self._take(*self._merger.release(end))
         self.flush(last=True)
         if not ok:
             self.events.close()
@@ -407,20 +458,16 @@ class TraceWriter:
         return table
 
 
-def _event_batch(rows: list[tuple], pids: np.ndarray, times: np.ndarray) -> pa.RecordBatch:
-    # One list per column, not zip(*rows): that makes an iterator per row, and so many new objects
-    # set off full garbage collections over a large run's heap (10x slower on LCG's 752k rows).
-    kind, job, cluster, cpus, machines, pes, info = ([row[k] for row in rows] for k in range(1, 8))
-    kinds = pa.DictionaryArray.from_arrays(pa.array(kind, pa.int8()), _KINDS)
+def _event_batch(rows: RowBlock, pids: np.ndarray) -> pa.RecordBatch:
     columns = [
-        pa.array(times),
-        kinds,
-        pa.array(job, pa.int64()),
-        pa.array(cluster, pa.int32()),
-        pa.array(pids),
-        pa.array(cpus, pa.int32()),
-        pa.array(machines, pa.list_(pa.int32())),
-        pa.array(pes, pa.list_(pa.int32())),
-        pa.array(info, pa.string()),
+        pa.array(rows.time),
+        pa.DictionaryArray.from_arrays(pa.array(rows.kind), _KINDS),
+        pa.array(rows.job),
+        pa.array(rows.cluster),
+        pa.array(pids.astype(np.int32, copy=False)),
+        pa.array(rows.cpus),
+        rows.machines.arrow(),
+        rows.pes.arrow(),
+        pa.array(rows.info, pa.string()),
     ]
     return pa.RecordBatch.from_arrays(columns, schema=EVENT_SCHEMA)

@@ -57,6 +57,8 @@ from .frontier import Frontier, Stalled  # noqa: F401 (raised by run: coordinato
 from .horizons import Links, tail_end
 
 Rows = list[tuple]
+"""A call's trace rows, as partitions make them (the Ray transport hands them over as columns:
+:class:`~emulator.sync.rows.RowBlock`)."""
 
 
 class Result(NamedTuple):

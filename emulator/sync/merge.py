@@ -8,87 +8,78 @@ order of ``events.arrow``. What stays held is bounded by the coordinator
 (:data:`emulator.sync.coordinator.HELD_ROWS`).
 
 >>> merger = RowMerger()
->>> merger.add(2, [(1.0, "b"), (5.0, "c")])
->>> merger.add(1, [(1.0, "a")])
->>> merger.release(5.0)
-([(1.0, 'a'), (1.0, 'b')], [1, 2])
->>> merger.held
-1
+>>> merger.add(2, [(1.0, 0, 20, 1, 0, (), (), None), (5.0, 0, 21, 1, 0, (), (), None)])
+>>> merger.add(1, [(1.0, 0, 10, 0, 0, (), (), None)])
+>>> rows, pids = merger.release(5.0)
+>>> rows.job.tolist(), pids.tolist(), merger.held
+([10, 20], [1, 2], 1)
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 
 import numpy as np
 
+from .rows import EMPTY, RowBlock, as_block
+
 
 class RowMerger:
-    """Rows by partition, each partition's in time order; :meth:`release` hands out those below a time."""
+    """Rows by partition, each partition's in time order; :meth:`release` hands out those below a time.
+
+    Rows come and go as :class:`~emulator.sync.rows.RowBlock` columns: a
+    release cuts each partition's blocks with a binary search, and orders
+    what it cut with one stable sort, whatever the number of rows.
+    """
 
     def __init__(self) -> None:
-        self._rows: dict[int, list[tuple]] = {}
-        self._times: dict[int, list[float]] = {}
-        self._start: dict[int, int] = {}  # released rows at the head of each list, dropped in bulk
+        self._blocks: dict[int, list[RowBlock]] = {}  # by pid, oldest first
         self._low = math.inf  # the earliest row held: most rounds release nothing, at one comparison
         self.held = 0
 
-    def add(self, pid: int, rows: list[tuple]) -> None:
-        if not rows:
+    def add(self, pid: int, rows: list[tuple] | RowBlock) -> None:
+        block = as_block(rows)
+        if not len(block):
             return
-        if pid not in self._rows:
-            self._rows[pid], self._times[pid], self._start[pid] = [], [], 0
-        self._rows[pid].extend(rows)
-        self._times[pid].extend(row[0] for row in rows)
-        self.held += len(rows)
-        self._low = min(self._low, rows[0][0])
+        self._blocks.setdefault(pid, []).append(block)
+        self.held += len(block)
+        self._low = min(self._low, float(block.time[0]))
 
-    def release(self, watermark: float) -> tuple[list[tuple], list[int]]:
+    def release(self, watermark: float) -> tuple[RowBlock, np.ndarray]:
         """The rows earlier than ``watermark``, sorted by ``(time, partition, sequence)``, and their pids."""
-        rows: list[tuple] = []
-        pids: list[int] = []
         if watermark <= self._low:
-            return rows, pids
-        for pid in sorted(self._rows):
-            times, start = self._times[pid], self._start[pid]
-            cut = bisect.bisect_left(times, watermark, lo=start)
-            if cut == start:
-                continue
-            rows.extend(self._rows[pid][start:cut])
-            pids.extend([pid] * (cut - start))
-            self._drop(pid, cut)
+            return EMPTY, np.zeros(0, dtype=np.int32)
+        cut: list[RowBlock] = []
+        counts: list[tuple[int, int]] = []
+        for pid in sorted(self._blocks):
+            taken = self._cut(self._blocks[pid], watermark)
+            if taken:
+                cut += taken
+                counts.append((pid, sum(map(len, taken))))
+            if not self._blocks[pid]:
+                del self._blocks[pid]
+        rows = RowBlock.concat(cut) if cut else EMPTY
+        pids = np.repeat(np.array([p for p, _ in counts], dtype=np.int32), [n for _, n in counts])
         self.held -= len(rows)
-        self._low = min((self._times[p][self._start[p]] for p in self._rows), default=math.inf)
+        self._low = min((float(blocks[0].time[0]) for blocks in self._blocks.values()), default=math.inf)
         if len(rows) > 1:
-            order = _by_time(rows)
-            if order is not None:
-                rows = [rows[i] for i in order]
-                pids = [pids[i] for i in order]
+            order = np.argsort(rows.time, kind="stable")  # partitions come in increasing pid: ties keep it
+            if not np.array_equal(order, np.arange(order.size)):
+                rows, pids = rows.take(order), pids[order]
         return rows, pids
 
-    def _drop(self, pid: int, cut: int) -> None:
-        """Forget ``pid``'s rows before ``cut``: at once when none are left, else when they are half."""
-        if cut == len(self._times[pid]):
-            del self._rows[pid], self._times[pid], self._start[pid]
-        elif 2 * cut > len(self._times[pid]):  # amortized: each row is copied at most once more
-            self._rows[pid], self._times[pid] = self._rows[pid][cut:], self._times[pid][cut:]
-            self._start[pid] = 0
-        else:
-            self._start[pid] = cut
-
-
-SMALL = 256
-"""Below this many rows a Python sort beats numpy's set-up cost."""
-
-
-def _by_time(rows: list[tuple]) -> list[int] | np.ndarray | None:
-    """A stable order of ``rows`` by time (None: already in order). Rows come partition by partition in
-    increasing pid, each partition's in its sequence, so a stable sort on time gives
-    ``(time, partition, sequence)``."""
-    if len(rows) < SMALL:
-        order = sorted(range(len(rows)), key=lambda i: rows[i][0])
-        return None if all(i == k for k, i in enumerate(order)) else order
-    times = np.fromiter((r[0] for r in rows), dtype=float, count=len(rows))
-    order = np.argsort(times, kind="stable")
-    return None if np.array_equal(order, np.arange(order.size)) else order
+    @staticmethod
+    def _cut(blocks: list[RowBlock], watermark: float) -> list[RowBlock]:
+        """The rows of ``blocks`` (one partition's, in order) before ``watermark``, removed from them."""
+        taken = []
+        while blocks:
+            block = blocks[0]
+            stop = int(np.searchsorted(block.time, watermark, side="left"))
+            if stop == len(block):
+                taken.append(blocks.pop(0))
+                continue
+            if stop:
+                taken.append(block.cut(0, stop))
+                blocks[0] = block.cut(stop, len(block))
+            break
+        return taken
