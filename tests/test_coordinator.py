@@ -260,8 +260,7 @@ def test_free_runs_write_every_row_once_in_order_however_hosts_answer(times, dep
     def sink(watermark, results) -> int:
         for pid, result in results.items():
             merger.add(pid, result[2])
-        rows, _ = merger.release(watermark)
-        written.extend(zip(rows.time.tolist(), rows.job.tolist(), strict=True))
+        written.extend((row[0], row[2]) for row in merger.release(watermark)[0])
         return merger.held
 
     coordinator.run(hosts, Links({}), sink, budget=budget)

@@ -25,9 +25,10 @@ from hypothesis import strategies as st
 from emulator import load_scenario, run
 from emulator.core.messages import STATUS
 from emulator.data.scenario import parse
-from emulator.sync import coordinator
+from emulator.sync import coordinator, merge
 from emulator.sync.horizons import Links, LinkSolver, earliest_outputs, horizons, tail_end
 from emulator.sync.merge import RowMerger
+from emulator.sync.rows import RowBlock
 from workloads import presets
 
 from .conftest import SHARED, shared_path
@@ -247,24 +248,37 @@ def row(time: float, pid: int, sequence: int) -> tuple:
     )
 
 
+def tuples(rows) -> list[tuple]:
+    return rows.tuples() if isinstance(rows, RowBlock) else list(rows)
+
+
 @SETTINGS
-@given(rows_by_partition, st.lists(st.integers(0, 25), max_size=6).map(sorted), st.integers(1, 4))
-def test_the_merger_releases_rows_in_time_partition_sequence_order(by_pid, marks, chunks):
-    merger, out = RowMerger(), []
+@given(
+    rows_by_partition,
+    st.lists(st.integers(0, 25), max_size=6).map(sorted),
+    st.integers(1, 4),
+    st.lists(st.booleans(), min_size=20, max_size=20),
+    st.sampled_from([0, merge.SMALL]),
+)
+def test_the_merger_releases_rows_in_time_partition_sequence_order(by_pid, marks, chunks, columns, small):
+    # Partitions hand over rows as tuples or as columns (``columns``, drawn for each piece), and a
+    # release sorts tuples with Python's sort below SMALL rows, numpy's from there.
+    merger, out, shapes = RowMerger(), [], iter(columns)
     for k in range(chunks):  # each partition's rows arrive in ``chunks`` pieces, releases in between
         for pid, times in by_pid.items():
             piece = times[k * len(times) // chunks : (k + 1) * len(times) // chunks]
-            merger.add(pid, [row(float(t), pid, i) for i, t in enumerate(piece, k * len(times) // chunks)])
+            rows = [row(float(t), pid, i) for i, t in enumerate(piece, k * len(times) // chunks)]
+            merger.add(pid, RowBlock.of(rows) if next(shapes) else rows)
         if k < len(marks):
             floor = min(
                 [marks[k]] + [t for pid, ts in by_pid.items() for t in ts[(k + 1) * len(ts) // chunks :][:1]]
             )
-            released, pids = merger.release(float(floor))
-            assert all(r[0] < floor for r in released.tuples()) and pids.tolist() == released.cluster.tolist()
-            out += released.tuples()
-    out += merger.release(math.inf)[0].tuples()
-    expected = [
-        row(*key)
-        for key in sorted((float(t), pid, i) for pid, ts in by_pid.items() for i, t in enumerate(ts))
-    ]
+            with patch.object(merge, "SMALL", small):
+                released, pids = merger.release(float(floor))
+            rows = tuples(released)
+            assert all(r[0] < floor for r in rows) and list(pids) == [r[3] for r in rows]
+            out += rows
+    out += tuples(merger.release(math.inf)[0])
+    keys = sorted((float(t), pid, i) for pid, ts in by_pid.items() for i, t in enumerate(ts))
+    expected = [row(*key) for key in keys]
     assert out == expected and merger.held == 0

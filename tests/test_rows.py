@@ -8,15 +8,23 @@ random rows: lists of tuples, and ``Outcomes._record_rows`` row by row.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from unittest.mock import patch
+
 import msgpack
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from actors import packing
+from emulator import load_scenario, run
 from emulator.core.messages import ARRIVE, DISPATCHED, FINISH, REJECT, START, SUBMIT
 from emulator.core.model import Job
 from emulator.data.trace import Outcomes
+from emulator.engine.runner import build_partitions
+from emulator.sync import coordinator
 from emulator.sync.rows import RowBlock
 
 from .test_properties import SETTINGS
@@ -97,3 +105,34 @@ class _Platform:
 
 
 PLATFORM = _Platform()
+
+
+class Shipped(coordinator.InProcess):
+    """The in-process transport whose calls and results go through a Ray actor's packing and back,
+    rows as columns whenever a call has any (an actor ships them so from ``COLUMNS_FROM`` rows on)."""
+
+    def advance(self, calls, budget=coordinator.EVENT_BUDGET):
+        results = super().advance(*packing.unpack_calls(packing.pack_calls(calls, budget)))
+        with patch.object(packing, "COLUMNS_FROM", 1):
+            return packing.unpack_results(packing.pack_results(results, self.partition_seconds))[1]
+
+
+@pytest.mark.parametrize(
+    "name, overrides",
+    [
+        ("quickstart", ["workload.jobs=300"]),
+        ("stress", ["workload.jobs=300"]),  # failures, outages, kills: outcomes row by row
+        ("cs2", ["workload.jobs=200"]),  # preemptions and resumptions
+    ],
+)
+def test_rows_shipped_as_columns_give_the_same_files(name, overrides, tmp_path):
+    scenario = load_scenario(name, overrides)
+
+    @contextmanager
+    def shipped(scenario):
+        yield Shipped(build_partitions(scenario))
+
+    run(scenario, tmp_path / "shipped", backend=shipped)
+    run(scenario, tmp_path / "plain")
+    for file in ("events.arrow", "jobs.arrow"):
+        assert (tmp_path / "shipped" / file).read_bytes() == (tmp_path / "plain" / file).read_bytes()

@@ -25,7 +25,7 @@ from ..core.failures import ESTIMATE
 from ..core.messages import ARRIVE, DISPATCHED, EVENT_KINDS, FINISH, KILL, PREEMPT, REJECT, RESUME, START
 from ..core.model import JOB_INPUTS, PLATFORM_KEY, Job, Platform, platform_metadata
 from ..core.preemption import STOP, parse_resume
-from ..sync.merge import RowMerger
+from ..sync.merge import Chunk, RowMerger
 from ..sync.rows import RowBlock
 from . import rundir
 from .rundir import WRITE_OPTIONS
@@ -371,6 +371,8 @@ class TraceWriter:
         self._uneven = False  # a batch shorter than batch_rows was written before the last one
         self._merger = RowMerger()
         self._waiting: list[tuple[RowBlock, np.ndarray]] = []  # released by the merger, not yet written
+        self._tuples: list[tuple] = []  # ...and released as tuples after those, with their pids
+        self._tuple_pids: list[int] = []
         self._count = 0  # rows waiting
         self._width = 0  # machines + PEs they list (batch_cut)
         self.rows_written = 0
@@ -397,6 +399,7 @@ class TraceWriter:
         """
         if not self._count:
             return
+        self._settle()
         rows = RowBlock.concat([block for block, _ in self._waiting])
         pids = np.concatenate([pids for _, pids in self._waiting])
         widths = rows.widths()
@@ -413,11 +416,26 @@ class TraceWriter:
         self.events.sync()
         self._written_at = monotonic()
 
-    def _take(self, rows: RowBlock, pids: np.ndarray) -> None:
-        if len(rows):
+    def _take(self, rows: Chunk, pids: list[int] | np.ndarray) -> None:
+        """Released rows, to write in this order: tuples gather until columns are needed (one
+        conversion per batch, however many rounds they came in)."""
+        if not len(rows):
+            return
+        self._count += len(rows)
+        if isinstance(rows, RowBlock):
+            self._settle()
             self._waiting.append((rows, pids))
-            self._count += len(rows)
             self._width += int(rows.widths().sum())
+        else:
+            self._tuples += rows
+            self._tuple_pids += pids
+            self._width += sum([len(row[5]) + len(row[6]) for row in rows])
+
+    def _settle(self) -> None:
+        """The tuples released so far, as columns after the blocks before them."""
+        if self._tuples:
+            self._waiting.append((RowBlock.of(self._tuples), np.array(self._tuple_pids, dtype=np.int32)))
+            self._tuples, self._tuple_pids = [], []
 
     def _write(self, rows: RowBlock, pids: np.ndarray) -> None:
         self.outcomes.record(rows)

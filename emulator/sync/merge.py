@@ -8,78 +8,140 @@ order of ``events.arrow``. What stays held is bounded by the coordinator
 (:data:`emulator.sync.coordinator.HELD_ROWS`).
 
 >>> merger = RowMerger()
->>> merger.add(2, [(1.0, 0, 20, 1, 0, (), (), None), (5.0, 0, 21, 1, 0, (), (), None)])
->>> merger.add(1, [(1.0, 0, 10, 0, 0, (), (), None)])
->>> rows, pids = merger.release(5.0)
->>> rows.job.tolist(), pids.tolist(), merger.held
-([10, 20], [1, 2], 1)
+>>> merger.add(2, [(1.0, "b"), (5.0, "c")])
+>>> merger.add(1, [(1.0, "a")])
+>>> merger.release(5.0)
+([(1.0, 'a'), (1.0, 'b')], [1, 2])
+>>> merger.held
+1
 """
 
 from __future__ import annotations
 
+import bisect
 import math
+from operator import itemgetter
 
 import numpy as np
 
-from .rows import EMPTY, RowBlock, as_block
+from .rows import RowBlock, as_block
+
+Chunk = list[tuple] | RowBlock
+"""Rows as a partition call made them (tuples), or as a Ray actor shipped them (columns, when many)."""
+
+_time = itemgetter(0)
 
 
 class RowMerger:
     """Rows by partition, each partition's in time order; :meth:`release` hands out those below a time.
 
-    Rows come and go as :class:`~emulator.sync.rows.RowBlock` columns: a
-    release cuts each partition's blocks with a binary search, and orders
-    what it cut with one stable sort, whatever the number of rows.
+    Rows come as tuples (from partitions in this process: a few per call, on
+    many calls, where columns would cost more to make than they save) or as
+    :class:`~emulator.sync.rows.RowBlock` columns (from Ray actors: large
+    calls). A release returns tuples when it cut only tuples, else one block.
     """
 
     def __init__(self) -> None:
-        self._blocks: dict[int, list[RowBlock]] = {}  # by pid, oldest first
+        self._chunks: dict[int, list[_Tuples | _Block]] = {}  # by pid, oldest first
         self._low = math.inf  # the earliest row held: most rounds release nothing, at one comparison
         self.held = 0
 
-    def add(self, pid: int, rows: list[tuple] | RowBlock) -> None:
-        block = as_block(rows)
-        if not len(block):
+    def add(self, pid: int, rows: Chunk) -> None:
+        if not len(rows):
             return
-        self._blocks.setdefault(pid, []).append(block)
-        self.held += len(block)
-        self._low = min(self._low, float(block.time[0]))
+        chunk = _Block(rows) if isinstance(rows, RowBlock) else _Tuples(rows)
+        self._chunks.setdefault(pid, []).append(chunk)
+        self.held += len(rows)
+        self._low = min(self._low, chunk.first())
 
-    def release(self, watermark: float) -> tuple[RowBlock, np.ndarray]:
+    def release(self, watermark: float) -> tuple[Chunk, list[int] | np.ndarray]:
         """The rows earlier than ``watermark``, sorted by ``(time, partition, sequence)``, and their pids."""
         if watermark <= self._low:
-            return EMPTY, np.zeros(0, dtype=np.int32)
-        cut: list[RowBlock] = []
-        counts: list[tuple[int, int]] = []
-        for pid in sorted(self._blocks):
-            taken = self._cut(self._blocks[pid], watermark)
-            if taken:
-                cut += taken
-                counts.append((pid, sum(map(len, taken))))
-            if not self._blocks[pid]:
-                del self._blocks[pid]
-        rows = RowBlock.concat(cut) if cut else EMPTY
-        pids = np.repeat(np.array([p for p, _ in counts], dtype=np.int32), [n for _, n in counts])
-        self.held -= len(rows)
-        self._low = min((float(blocks[0].time[0]) for blocks in self._blocks.values()), default=math.inf)
-        if len(rows) > 1:
-            order = np.argsort(rows.time, kind="stable")  # partitions come in increasing pid: ties keep it
-            if not np.array_equal(order, np.arange(order.size)):
-                rows, pids = rows.take(order), pids[order]
-        return rows, pids
+            return [], []
+        pieces: list[Chunk] = []
+        pids: list[int] = []
+        for pid in sorted(self._chunks):
+            for piece in _cut(self._chunks[pid], watermark):
+                pieces.append(piece)
+                pids += [pid] * len(piece)
+            if not self._chunks[pid]:
+                del self._chunks[pid]
+        self.held -= len(pids)
+        self._low = min((chunks[0].first() for chunks in self._chunks.values()), default=math.inf)
+        if not any(isinstance(piece, RowBlock) for piece in pieces):
+            rows = [row for piece in pieces for row in piece]
+            order = _by_time(rows)
+            if order is None:
+                return rows, pids
+            return [rows[i] for i in order], [pids[i] for i in order]
+        block, at = RowBlock.concat([as_block(piece) for piece in pieces]), np.array(pids, dtype=np.int32)
+        order = np.argsort(block.time, kind="stable")  # partitions come in increasing pid: ties keep it
+        if np.array_equal(order, np.arange(order.size)):
+            return block, at
+        return block.take(order), at[order]
 
-    @staticmethod
-    def _cut(blocks: list[RowBlock], watermark: float) -> list[RowBlock]:
-        """The rows of ``blocks`` (one partition's, in order) before ``watermark``, removed from them."""
-        taken = []
-        while blocks:
-            block = blocks[0]
-            stop = int(np.searchsorted(block.time, watermark, side="left"))
-            if stop == len(block):
-                taken.append(blocks.pop(0))
-                continue
-            if stop:
-                taken.append(block.cut(0, stop))
-                blocks[0] = block.cut(stop, len(block))
+
+class _Tuples:
+    """A partition call's row tuples, those from ``start`` on still held (a release moves ``start``:
+    no row is copied however many releases cut the list)."""
+
+    __slots__ = ("rows", "start")
+
+    def __init__(self, rows: list[tuple]) -> None:
+        self.rows, self.start = rows, 0
+
+    def first(self) -> float:
+        return self.rows[self.start][0]
+
+    def cut(self, watermark: float) -> tuple[list[tuple], bool]:
+        """The rows before ``watermark``, and whether none is left."""
+        stop = bisect.bisect_left(self.rows, watermark, lo=self.start, key=_time)
+        taken, self.start = self.rows[self.start : stop], stop
+        return taken, stop == len(self.rows)
+
+
+class _Block:
+    """A partition call's rows as columns, those not yet released (cuts are views)."""
+
+    __slots__ = ("block",)
+
+    def __init__(self, block: RowBlock) -> None:
+        self.block = block
+
+    def first(self) -> float:
+        return float(self.block.time[0])
+
+    def cut(self, watermark: float) -> tuple[RowBlock, bool]:
+        block = self.block
+        stop = int(np.searchsorted(block.time, watermark, side="left"))
+        self.block = block.cut(stop, len(block))
+        return block.cut(0, stop), stop == len(block)
+
+
+def _cut(chunks: list[_Tuples | _Block], watermark: float) -> list[Chunk]:
+    """The rows of ``chunks`` (one partition's, in order) before ``watermark``, removed from them."""
+    taken = []
+    while chunks:
+        piece, emptied = chunks[0].cut(watermark)
+        if len(piece):
+            taken.append(piece)
+        if not emptied:
             break
-        return taken
+        chunks.pop(0)
+    return taken
+
+
+SMALL = 256
+"""Below this many rows a Python sort beats numpy's set-up cost."""
+
+
+def _by_time(rows: list[tuple]) -> list[int] | np.ndarray | None:
+    """A stable order of ``rows`` by time (None: already in order). Rows come partition by partition in
+    increasing pid, each partition's in its sequence, so a stable sort on time gives
+    ``(time, partition, sequence)``."""
+    if len(rows) < SMALL:
+        order = sorted(range(len(rows)), key=lambda i: rows[i][0])
+        return None if all(i == k for k, i in enumerate(order)) else order
+    times = np.fromiter((r[0] for r in rows), dtype=float, count=len(rows))
+    order = np.argsort(times, kind="stable")
+    return None if np.array_equal(order, np.arange(order.size)) else order
