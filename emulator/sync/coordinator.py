@@ -11,10 +11,11 @@ times per call (the partitions called in a round share it). Nothing sent in
 a round is due before its receiver's horizon, so no partition receives a
 message from its past. A partition whose running on would leave a neighbour
 waiting for it stops one lookahead past the earliest pending time instead
-(:meth:`~emulator.sync.horizons.LinkSolver.paced`), so both run next round. A partition that nothing
-can reach (jobs entering clusters directly, no meta traffic) has an infinite
-horizon: it runs to its end in calls of ``budget`` event times, not one round
-per event. A partition with nothing to do is not called.
+(:meth:`~emulator.sync.horizons.LinkSolver.paced`), so both run next round.
+A partition that nothing can reach (jobs entering clusters directly, no meta
+traffic) has an infinite horizon: it runs to its end in calls of ``budget``
+event times, not one round per event. A partition with nothing to do is not
+called.
 
 A transport runs ``advance`` on the partitions it hosts. The in-process
 transport calls them in a loop; the Ray transport (``actors/``) calls actors
@@ -27,8 +28,9 @@ reach it). The sink writes rows once they are below it. Memory: when the sink
 holds more than ``held_rows`` rows (a partition far ahead of the others), only
 the partitions at the earliest time are called until it drains, so it holds
 at most that plus one round's rows (two when a transport's hosts compute a
-round while its predecessor's rows are written); the partitions called in a round share its
-event budget (:func:`share`), so a round's rows stay bounded too.
+round while its predecessor's rows are written); the partitions called in a
+round share its event budget (:func:`share`), so a round's rows stay bounded
+too.
 
 Termination: some events never end (machine failures and repairs, link
 changes: *background* events), so the loop does not wait for the last event.
@@ -57,7 +59,7 @@ from .frontier import Frontier, Stalled  # noqa: F401 (raised by run: coordinato
 from .horizons import Links, tail_end
 
 Rows = list[tuple]
-"""A call's trace rows, as partitions make them (the Ray transport hands them over as columns:
+"""A call's trace rows, as partitions make them (a Ray reply with many hands them over as columns:
 :class:`~emulator.sync.rows.RowBlock`)."""
 
 
@@ -301,9 +303,7 @@ class _Drive:
         if last:
             self._release(*last)
 
-    def _advance(
-        self, calls: Calls, budget: int, last: tuple[float, Results] | None
-    ) -> tuple[Results, float]:
+    def _advance(self, calls: Calls, budget: int, last: Released | None) -> tuple[Results, float]:
         """A round's results, the round before's rows written meanwhile; and the seconds writing took.
 
         A transport whose hosts run beside the driver (``start``/``finish``,
