@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import math
+import pickle
+
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from emulator import load_scenario, run
+from emulator.core.model import Job
 from emulator.data.trace import EVENT_SCHEMA
 from emulator.policies.easy import Easy
+
+from .test_properties import SETTINGS
 
 
 def read(path):
@@ -62,7 +70,6 @@ def test_a_crash_leaves_readable_part_files_and_nothing_under_final_names(tmp_pa
 
 def test_partitions_survive_pickling_mid_run():
     """Ray checkpoints pickle partitions: the copy, fed the same inboxes, must return the same results."""
-    import pickle
 
     from emulator.engine.runner import build_partitions
     from emulator.sync import coordinator
@@ -86,3 +93,21 @@ def test_partitions_survive_pickling_mid_run():
     twin = Twin(build_partitions(scenario))
     coordinator.run(twin, Links.of_platform(scenario.platform), lambda w, r: 0)
     assert twin.checked > 50
+
+
+@SETTINGS
+@given(
+    st.integers(0, 1 << 40),
+    st.floats(0, 1e12),
+    st.integers(1, 4096),
+    st.floats(1, 1e7),
+    st.one_of(st.none(), st.floats(0, 1e7)),
+    st.lists(st.sampled_from(["matlab", "ansys"]), max_size=2),
+    st.sampled_from([math.inf, 5e5]),
+    st.sampled_from(["", "kth"]),
+)
+def test_a_job_pickles_to_itself(id_, submit, cpus, estimate, runtime, licenses, deadline, site):
+    job = Job(id_, submit, cpus, estimate, runtime, licenses=licenses, deadline=deadline, site=site, user=3)
+    again = pickle.loads(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL))
+    assert type(again) is Job and again.to_tuple() == job.to_tuple()
+    assert [type(v) for v in again.to_tuple()] == [type(v) for v in job.to_tuple()]
