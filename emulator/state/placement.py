@@ -94,9 +94,9 @@ def _take_first(cpus: int, usable: np.ndarray) -> np.ndarray | None:
     return counts
 
 
-SMALL_PLAN = 8
-"""Plans of at most this many machines are taken from the free counts one machine at a time (cheaper
-than a vector over every machine of a large cluster)."""
+SMALL_PLAN = 64
+"""Plans of at most this many machines are taken from the free counts one machine at a time, through a
+memoryview (cheaper than a vector over every machine of the cluster)."""
 
 PREFIX = 64
 """Machines a spread first fit looks at first (then four times as many, and so on): on a cluster of
@@ -155,6 +155,7 @@ class Scratch:
         self._free = res.free  # the live read-only view until the pass takes something: copied then
         self._taken: list[Plan] = []  # plans taken but not yet subtracted from _free
         self._own = False
+        self._counts: memoryview | None = None  # _free's items, once it is this pass's own copy
         self.low = res.first_free() if order is None else 0  # (taking only raises the first free one)
         self.total = res.free_cpus
         self.licenses = dict(res.free_licenses)
@@ -169,10 +170,12 @@ class Scratch:
         if self._taken:
             if not self._own:
                 self._free, self._own = self._free.copy(), True
+                self._counts = memoryview(self._free)
             for plan in self._taken:
                 if len(plan) <= SMALL_PLAN:
+                    counts = self._counts
                     for m, n in plan:
-                        self._free[m] -= n
+                        counts[m] -= n
                 else:
                     self._free -= plan_vector(plan, self._free.size)
             self._taken = []
