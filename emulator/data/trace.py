@@ -333,7 +333,7 @@ class TraceWriter:
             self._uneven = True
         return self._merger.held
 
-    def flush(self, last: bool = False) -> None:
+    def flush(self, last: bool = False, sync: bool = True) -> None:
         """Write the final rows (already in the trace's order: releases follow each other in time).
 
         In the batches :func:`batch_cut` gives (``batch_rows`` rows, fewer when
@@ -353,7 +353,8 @@ class TraceWriter:
             start += n
         del self._rows[:start], self._pids[:start], self._widths[:start]
         self._width = int(widths[start:].sum())
-        self.events.sync()
+        if sync:
+            self.events.sync()
         self._written_at = monotonic()
 
     def _take(self, rows: list[tuple], pids: list[int]) -> None:
@@ -387,7 +388,7 @@ class TraceWriter:
         """
         rows, pids = self._merger.release(end)
         self._take(rows, pids)
-        self.flush(last=True)
+        self.flush(last=True, sync=not ok)  # (a commit syncs the file anyway)
         if not ok:
             self.events.close()
             return None
