@@ -5,10 +5,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from emulator.core.messages import ARRIVE, FINISH, START, SUBMIT
 from emulator.core.model import Cluster, Job, Link, LinkClock, Machine
+from emulator.core.resources import Resources
 from emulator.partitions.cluster import ClusterPartition
+from emulator.policies.fcfs import Fcfs
+from emulator.state.cluster_state import INDEXES, ClusterState
+from emulator.state.views import ClusterView
 
 
 def test_direct_jobs_enter_in_time_then_kind_then_submit_order_through_the_feed():
@@ -36,3 +41,45 @@ def test_direct_jobs_enter_in_time_then_kind_then_submit_order_through_the_feed(
         (5.0, FINISH, 1),
     ]
     assert not busy and part.next_time == math.inf
+
+
+class _FcfsKeepingIndexes(Fcfs):
+    indexes = INDEXES
+
+
+def test_fcfs_without_the_state_indexes_runs_as_with_them():
+    # Fcfs asks its state to keep no queue columns and no estimated ends: the rows must be those of
+    # the same policy with both kept, on spread and single jobs over machines of several sizes.
+    rng = np.random.default_rng(5)
+    machines = (Machine(1, 1.0), Machine(2, 1.0), Machine(4, 1.0), Machine(1, 1.0))
+    jobs = [
+        Job(
+            i,
+            float(rng.integers(0, 50)),
+            int(rng.integers(1, 5)),
+            float(rng.integers(1, 20)),
+            placement=("spread", "single")[i % 2],
+        )
+        for i in range(200)
+    ]
+
+    def rows(policy: type) -> list[tuple]:
+        cluster = Cluster("c", machines, Link(1.0), policy="fcfs")
+        part = ClusterPartition(1, cluster, np.random.SeedSequence(1), jobs, report=False)
+        part.policy = policy()
+        part.state = ClusterState(cluster, Resources(cluster), policy.indexes)
+        part.view = ClusterView(part.state)
+        return part.advance(math.inf, [])[2]
+
+    fast = rows(Fcfs)
+    assert Fcfs.indexes == frozenset() and fast == rows(_FcfsKeepingIndexes)
+    assert len({row[2] for row in fast if row[1] == FINISH}) == len(jobs)
+
+
+def test_a_view_says_which_index_its_state_does_not_keep():
+    cluster = Cluster("c", (Machine(1, 1.0),), Link(1.0))
+    view = ClusterView(ClusterState(cluster, Resources(cluster), frozenset()))
+    with pytest.raises(AttributeError, match="estimated_ends"):
+        view.estimated_ends()
+    with pytest.raises(AttributeError, match="columns"):
+        view.columns.after(None)

@@ -91,7 +91,7 @@ class ClusterPartition:
         self.rng = np.random.default_rng(seed_seq)
         self.policy = LOCAL.create(cluster.policy, rng=self.rng, cluster=cluster)
         self.execution = self.policy.execution()
-        self.state = ClusterState(cluster, self.policy.resources_class(cluster))
+        self.state = ClusterState(cluster, self.policy.resources_class(cluster), self.policy.indexes)
         self.period = self.policy.period  # > 0: the policy plans at multiples of it only
         self._plan_at = math.inf  # the pending planning time of a time-driven policy
         self.policy_calls = 0

@@ -25,22 +25,36 @@ from ..core.queue_columns import QueueColumns
 from ..core.resources import Plan, Resources
 from ..core.runs import Run
 
+INDEXES = frozenset({"columns", "estimated_ends"})
+"""What a state can keep besides its queue and running jobs, for policies that read it: the queue as
+numpy ``columns`` and the running jobs' ``estimated_ends`` in order (see :class:`ClusterState`)."""
+
 
 class ClusterState:
     """``queue`` maps job id to job in arrival order (a requeued job goes to the end); ``running``
     maps job id to :class:`~emulator.core.runs.Run` in start order; ``priority`` maps a queued job's
     id to the priority the meta-scheduler gave it (absent: 0); ``preempted`` maps a queued job that
     was preempted to what it kept (:class:`~emulator.core.preemption.Held`). ``now`` is the cluster's
-    virtual time; ``queued_work`` the MI the queue still needs (by estimates)."""
+    virtual time; ``queued_work`` the MI the queue still needs (by estimates).
 
-    def __init__(self, cluster: Cluster, resources: Resources) -> None:
+    ``indexes`` (of :data:`INDEXES`) are kept in step too: ``columns``
+    (:class:`~emulator.core.queue_columns.QueueColumns`) and ``ends`` (:class:`EndOrder`), None
+    when not kept. Their upkeep at every arrival, start and end cost an eighth of FCFS's event
+    loop on KTH-SP2, so a policy that reads neither asks for none
+    (:attr:`~emulator.policies.local_base.LocalPolicy.indexes`)."""
+
+    def __init__(self, cluster: Cluster, resources: Resources, indexes: frozenset[str] = INDEXES) -> None:
+        if not indexes <= INDEXES:
+            raise ValueError(
+                f"unknown state indexes {sorted(indexes - INDEXES)}; expected some of {sorted(INDEXES)}"
+            )
         self.cluster = cluster
         self.resources = resources
         self.now = 0.0
         self.queue: dict[int, Job] = {}
-        self.columns = QueueColumns()  # the queue as numpy columns, in step with it
+        self.columns = QueueColumns() if "columns" in indexes else None
         self.running: dict[int, Run] = {}
-        self.ends = EndOrder()
+        self.ends = EndOrder() if "estimated_ends" in indexes else None
         self.priority: dict[int, float] = {}
         self.preempted: dict[int, Held] = {}
         self.queued_work = 0.0
@@ -49,7 +63,8 @@ class ClusterState:
     def enqueue(self, job: Job, priority: float = 0.0) -> None:
         """``job`` joins the queue (``priority``: the meta-scheduler's, if any)."""
         self.queue[job.id] = job
-        self.columns.append(job, self.resources.fastest(job.licenses))
+        if self.columns is not None:
+            self.columns.append(job, self.resources.fastest(job.licenses))
         if priority:
             self.priority[job.id] = priority
         self.queued_work += job.length
@@ -57,7 +72,8 @@ class ClusterState:
     def requeue(self, job: Job, held: Held) -> None:
         """A running job taken off its CPUs (see :meth:`stop`) waits again, keeping ``held``."""
         self.queue[job.id] = job
-        self.columns.append(job, self.resources.fastest(job.licenses))
+        if self.columns is not None:
+            self.columns.append(job, self.resources.fastest(job.licenses))
         self.preempted[job.id] = held
         if job.id in self._running_priority:  # the meta-scheduler's priority still holds
             self.priority[job.id] = self._running_priority.pop(job.id)
@@ -73,7 +89,8 @@ class ClusterState:
         """``job`` leaves the queue to start; what it kept if it was preempted (it resumes then)."""
         held = self.preempted.pop(job.id, None) if self.preempted else None
         del self.queue[job.id]
-        self.columns.remove(job.id)
+        if self.columns is not None:
+            self.columns.remove(job.id)
         if self.priority and job.id in self.priority:  # kept while it runs, in case it is requeued
             self._running_priority[job.id] = self.priority.pop(job.id)
         self.queued_work -= job.length if held is None else held.queued_work
@@ -82,7 +99,8 @@ class ClusterState:
     def drop(self, job: Job) -> None:
         """``job`` leaves the queue for good (rejected, lost, or sent back to the meta-scheduler)."""
         del self.queue[job.id]
-        self.columns.remove(job.id)
+        if self.columns is not None:
+            self.columns.remove(job.id)
         self.priority.pop(job.id, None)
         held = self.preempted.pop(job.id, None)
         self.queued_work -= job.length if held is None else held.queued_work
@@ -93,12 +111,14 @@ class ClusterState:
 
     def expect(self, run: Run) -> None:
         """``run``'s estimated end is set: reservations count on it from now on."""
-        self.ends.add(run)
+        if self.ends is not None:
+            self.ends.add(run)
 
     def stop(self, run: Run) -> None:
         """``run`` leaves its CPUs early: its job is requeued next (:meth:`requeue`)."""
         del self.running[run.job.id]
-        self.ends.remove(run)
+        if self.ends is not None:
+            self.ends.remove(run)
 
     def finish(self, run: Run) -> None:
         """``run`` ends for good."""
