@@ -129,14 +129,17 @@ class Reservation:
 
     ``spare_cpus`` and ``spare_licenses`` are what remains free at ``time`` once
     the job is placed: a job that would still run at ``time`` may only use those.
-    Not frozen: a frozen dataclass costs five times as much to build, and EASY builds
-    one at every pass that backfills.
+    ``spare_total`` is the sum of ``spare_cpus``: a job asking more cannot use them
+    (one comparison, where most jobs on a busy cluster are refused). Not frozen: a
+    frozen dataclass costs five times as much to build, and EASY builds one at
+    every pass that backfills.
     """
 
     time: float
     plan: Plan
     spare_cpus: np.ndarray
     spare_licenses: dict[str, int]
+    spare_total: int
 
 
 class Scratch:
@@ -281,7 +284,7 @@ def _copy(reservation: Reservation | None) -> Reservation | None:
     if reservation is None:
         return None
     r = reservation  # (built directly: dataclasses.replace costs microseconds, at every pass of a deep queue)
-    return Reservation(r.time, r.plan, r.spare_cpus.copy(), dict(r.spare_licenses))
+    return Reservation(r.time, r.plan, r.spare_cpus.copy(), dict(r.spare_licenses), r.spare_total)
 
 
 def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | None:
@@ -328,7 +331,7 @@ def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | N
     spare = np.array(free, dtype=np.int64)
     for lic, n in need.items():
         licenses[lic] -= n
-    return Reservation(time, plan, spare, licenses)
+    return Reservation(time, plan, spare, licenses, sum(free))
 
 
 def _fit_lists(
