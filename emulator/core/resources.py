@@ -272,8 +272,8 @@ class Resources:
         free = self._counts
         for m, n in plan:
             free[m] += n
-        if plan:  # the lowest machine it frees (entries compare by machine first)
-            self._low = min(self._low, min(plan)[0])
+        if machines:  # the lowest machine it frees (min over ints: a C loop)
+            self._low = min(self._low, min(machines))
         self._free_total += len(pes)
         if not job.licenses:
             return
