@@ -37,11 +37,10 @@ class ClusterState:
     was preempted to what it kept (:class:`~emulator.core.preemption.Held`). ``now`` is the cluster's
     virtual time; ``queued_work`` the MI the queue still needs (by estimates).
 
-    ``indexes`` (of :data:`INDEXES`) are kept in step too: ``columns``
-    (:class:`~emulator.core.queue_columns.QueueColumns`) and ``ends`` (:class:`EndOrder`), None
-    when not kept. Their upkeep at every arrival, start and end cost an eighth of FCFS's event
-    loop on KTH-SP2, so a policy that reads neither asks for none
-    (:attr:`~emulator.policies.local_base.LocalPolicy.indexes`)."""
+    ``indexes`` (of :data:`INDEXES`) are kept in step too: ``ends`` (:class:`EndOrder`; None when
+    not kept) and the queue's columns (:meth:`queue_columns`). Their upkeep at every arrival,
+    start and end cost an eighth of FCFS's event loop on KTH-SP2, so a policy that reads neither
+    asks for none (:attr:`~emulator.policies.local_base.LocalPolicy.indexes`)."""
 
     def __init__(self, cluster: Cluster, resources: Resources, indexes: frozenset[str] = INDEXES) -> None:
         if not indexes <= INDEXES:
@@ -52,7 +51,8 @@ class ClusterState:
         self.resources = resources
         self.now = 0.0
         self.queue: dict[int, Job] = {}
-        self.columns = QueueColumns() if "columns" in indexes else None
+        self._columns_kept = "columns" in indexes
+        self.columns: QueueColumns | None = None  # (see queue_columns)
         self.running: dict[int, Run] = {}
         self.ends = EndOrder() if "estimated_ends" in indexes else None
         self.priority: dict[int, float] = {}
@@ -89,8 +89,7 @@ class ClusterState:
         """``job`` leaves the queue to start; what it kept if it was preempted (it resumes then)."""
         held = self.preempted.pop(job.id, None) if self.preempted else None
         del self.queue[job.id]
-        if self.columns is not None:
-            self.columns.remove(job.id)
+        self._unqueued(job)
         if self.priority and job.id in self.priority:  # kept while it runs, in case it is requeued
             self._running_priority[job.id] = self.priority.pop(job.id)
         self.queued_work -= job.length if held is None else held.queued_work
@@ -99,11 +98,31 @@ class ClusterState:
     def drop(self, job: Job) -> None:
         """``job`` leaves the queue for good (rejected, lost, or sent back to the meta-scheduler)."""
         del self.queue[job.id]
-        if self.columns is not None:
-            self.columns.remove(job.id)
+        self._unqueued(job)
         self.priority.pop(job.id, None)
         held = self.preempted.pop(job.id, None)
         self.queued_work -= job.length if held is None else held.queued_work
+
+    def queue_columns(self) -> QueueColumns | None:
+        """The queue as numpy columns (None if this state's indexes leave them out).
+
+        Built from the queue when asked and kept in step until the queue
+        empties: EASY reads them on deep queues only (1% of its passes on
+        KTH-SP2), and their upkeep at every arrival and start cost more than
+        building them at the first deep pass of a busy spell.
+        """
+        if self.columns is None and self._columns_kept:
+            self.columns = QueueColumns()
+            for job in self.queue.values():
+                self.columns.append(job, self.resources.fastest(job.licenses))
+        return self.columns
+
+    def _unqueued(self, job: Job) -> None:
+        if self.columns is not None:
+            if self.queue:
+                self.columns.remove(job.id)
+            else:
+                self.columns = None  # (built again when next asked for)
 
     def start(self, run: Run) -> None:
         """``run`` takes its CPUs (its end is known once its execution model saw it: :meth:`expect`)."""

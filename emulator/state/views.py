@@ -108,7 +108,7 @@ class ClusterView:
 
     @property
     def columns(self) -> QueueColumns:
-        columns = self._state.columns
+        columns = self._state.queue_columns()
         if columns is None:
             raise _not_kept("columns")
         return columns
