@@ -16,10 +16,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from emulator import run
-from emulator.core.model import Job
+from emulator.core.model import Cluster, Job, Link, Machine
 from emulator.core.queue_columns import QueueColumns
+from emulator.core.resources import Resources
 from emulator.data.scenario import parse
 from emulator.policies import easy
+from emulator.state.cluster_state import ClusterState
 
 from .test_properties import SETTINGS
 
@@ -35,6 +37,29 @@ def test_columns_keep_queue_order_through_removals_and_requeues():
     assert [columns.jobs[start + i].id for i in range(cpus.size)] == [*range(91, 100), 5]
     assert cpus.tolist() == [1 + i % 3 for i in range(91, 100)] + [4]
     assert (work[-1], fastest[-1]) == (1.0, 4.0)
+
+
+def test_a_state_builds_its_columns_when_asked_and_drops_them_when_its_queue_empties():
+    cluster = Cluster("c", (Machine(4, 2.0),), Link(1.0))
+    state = ClusterState(cluster, Resources(cluster))
+    jobs = [Job(i, 0.0, 1 + i % 3, 10.0) for i in range(8)]
+    for job in jobs[:5]:
+        state.enqueue(job)
+    assert state.columns is None  # nothing asked yet: no upkeep
+
+    def queued() -> list[int]:
+        columns = state.queue_columns()
+        start, cpus, _, _ = columns.after(None)
+        return [columns.jobs[start + i].id for i in range(cpus.size) if columns.jobs[start + i] is not None]
+
+    assert queued() == [0, 1, 2, 3, 4]
+    state.dequeue(jobs[1])
+    for job in jobs[5:]:
+        state.enqueue(job)
+    assert queued() == list(state.queue) == [0, 2, 3, 4, 5, 6, 7]
+    for i in list(state.queue):
+        state.dequeue(state.queue[i])
+    assert state.columns is None and queued() == []
 
 
 machines = st.lists(
@@ -83,9 +108,9 @@ def deep_queues(draw) -> dict:
 @given(deep_queues())
 def test_the_mask_finds_what_the_walk_finds(tmp_path_factory, raw):
     traces = []
-    for deep in (0, 1 << 30):  # always the mask; never
+    for deep in (0, 10, 1 << 30):  # always the mask; from 10 jobs (columns built mid-queue); never
         out = tmp_path_factory.mktemp("run")
         with patch.object(easy, "DEEP", deep):
             run(parse(raw, "deep queue"), out / "r")
         traces.append([(out / "r" / name).read_bytes() for name in ("events.arrow", "jobs.arrow")])
-    assert traces[0] == traces[1]
+    assert traces[0] == traces[1] == traces[2]

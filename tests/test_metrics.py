@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from emulator.core.model import JOB_INPUTS, Cluster, Link, Machine, Platform
-from emulator.data.metrics import METRICS, _groups, summarize
+from emulator.data.metrics import METRICS, _groups, is_in, summarize
 from emulator.data.trace import EVENT_SCHEMA as EVENTS
 from emulator.data.trace import JOB_OUTCOMES
 
@@ -269,3 +269,15 @@ def test_groups_select_what_each_cluster_mask_did(count):
     assert len(groups) == count
     for k in range(count):
         assert groups[k].tolist() == np.flatnonzero(keys == k).tolist()
+
+
+def test_is_in_on_a_dictionary_column_is_is_in_on_its_strings():
+    # The trace's kind column is dictionary-encoded: is_in tests its codes instead of decoding every
+    # row. Two chunks with different dictionaries and a null: the mask of the plain strings.
+    words = [["start", "finish", None, "arrive"], ["kill", "start", "reject"]]
+    chunks = [pa.array(chunk, pa.string()).dictionary_encode() for chunk in words]
+    column = pa.chunked_array(chunks)
+    plain = pa.chunked_array([pa.array(chunk, pa.string()) for chunk in words])
+    for values in [("start",), ("finish", "reject", "kill"), ("nothing",), ()]:
+        assert is_in(column, values).tolist() == is_in(plain, values).tolist()
+    assert is_in(column, ("start", "kill")).tolist() == [True, False, False, False, True, True, False]

@@ -122,8 +122,10 @@ def test_the_memo_answers_what_a_fresh_walk_answers(ends, cpus, placement, nows)
         got, fresh = reserve(head, now, Scratch(res), running), _walk(head, now, Scratch(res), running)
         assert (got is None) == (fresh is None)
         if got is not None:
-            assert (got.time, got.plan, got.spare_cpus.tolist()) == (
+            assert (got.time, got.plan, got.spare_cpus.tolist(), got.spare_total) == (
                 fresh.time,
                 fresh.plan,
                 fresh.spare_cpus.tolist(),
+                fresh.spare_total,
             )
+            assert fresh.spare_total == int(fresh.spare_cpus.sum())  # (EASY refuses wider jobs on it)

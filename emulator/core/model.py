@@ -278,11 +278,12 @@ class Cluster:
 
     def refusal(self, job: Job) -> str | None:
         """Why ``job`` can never run here, even on an idle cluster; None if it can."""
-        for lic in sorted(set(job.licenses)):
-            need, have = job.licenses.count(lic), self.licenses.get(lic, 0)
-            if need > have:
-                copies = "copy" if need == 1 else "copies"
-                return f"job needs {need} {copies} of license {lic}; cluster {self.name} has {have}"
+        if job.licenses:  # (asked at every arrival: most jobs hold none)
+            for lic in sorted(set(job.licenses)):
+                need, have = job.licenses.count(lic), self.licenses.get(lic, 0)
+                if need > have:
+                    copies = "copy" if need == 1 else "copies"
+                    return f"job needs {need} {copies} of license {lic}; cluster {self.name} has {have}"
         capacity = self.capacity(job.licenses, job.placement)
         if job.cpus <= capacity:
             return self._copies_per_machine(job)

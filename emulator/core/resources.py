@@ -38,6 +38,7 @@ class Resources:
         machines = cluster.machines
         self.mips = np.array([m.mips for m in machines], dtype=float)
         self._speeds = self.mips.tolist()  # (what speed reads: list items cost less than array scalars)
+        self._uniform = self._speeds[0] if len(set(self._speeds)) == 1 else None  # every plan's speed
         self.capacity = np.array([m.cpus for m in machines], dtype=np.int64)
         self._free = self.capacity.copy()
         self._expose_free()
@@ -54,13 +55,16 @@ class Resources:
         self._low = 0  # no machine below this one has a free CPU (see first_free)
 
     def _expose_free(self) -> None:
-        """``free``: a read-only view of the free counts, for policies (kept in step, never copied)."""
+        """``free``: a read-only view of the free counts, for policies (kept in step, never copied);
+        ``_counts``: the same memory as a memoryview, what allocations update one machine at a time
+        (an item of it costs a third of an array scalar's update)."""
         self.free = self._free.view()
         self.free.flags.writeable = False
+        self._counts = memoryview(self._free)
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        del state["free"]  # a pickled view would come back as a copy, no longer in step
+        del state["free"], state["_counts"]  # a pickled view would come back as a copy, no longer in step
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -93,6 +97,8 @@ class Resources:
 
     def speed(self, plan: Plan) -> float:
         """MIPS per CPU of a plan: a spread job runs at the pace of its slowest machine."""
+        if self._uniform is not None:
+            return self._uniform
         speeds = self._speeds
         if len(plan) == 1:
             return speeds[plan[0][0]]
@@ -190,7 +196,7 @@ class Resources:
         machine's pool and one scalar update of the free counts per plan entry."""
         machines: list[int] = []
         pes: list[int] = []
-        free, free_pes = self._free, self._free_pes
+        free, free_pes = self._counts, self._free_pes
         for m, n in plan:
             pool = free_pes[m]
             if n == 1 and pool:
@@ -221,7 +227,7 @@ class Resources:
                 except ValueError:
                     raise OverAllocation(f"job {job.id}: PE {pe} of machine {m} is not free") from None
             machines.extend([m] * n)
-            self._free[m] -= n
+            self._counts[m] -= n
         return machines, pes
 
     def fail(self, m: int) -> None:
@@ -263,12 +269,11 @@ class Resources:
                 insort(pool, pe)  # the pool stays sorted
             else:
                 pool.append(pe)
-        free, low = self._free, self._low
+        free = self._counts
         for m, n in plan:
             free[m] += n
-            if m < low:
-                low = m
-        self._low = low
+        if machines:  # the lowest machine it frees (min over ints: a C loop)
+            self._low = min(self._low, min(machines))
         self._free_total += len(pes)
         if not job.licenses:
             return

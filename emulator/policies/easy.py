@@ -94,9 +94,10 @@ class _Pass:
                 return False
             # Machines are down (stress tests: failures) and the head fits only once one is back,
             # at a time nobody knows: no reservation to protect, every job that fits now starts.
-            reservation = Reservation(math.inf, (), np.zeros_like(scratch.free), {})
+            reservation = Reservation(math.inf, (), np.zeros_like(scratch.free), {}, 0)
         self.reservation = reservation
         self.spare, self.spare_licenses = reservation.spare_cpus, dict(reservation.spare_licenses)
+        self.spare_total = reservation.spare_total  # the sum of spare, kept in step with it
         return True
 
     def try_later(self, job: Job) -> bool:
@@ -115,10 +116,13 @@ class _Pass:
         # spare-resource check; the others are placed now and checked at their plan's speed.
         plan = None if now + work / res.fastest(job.licenses) > shadow else scratch.fit(job)
         if plan is None or now + work / res.speed(plan) > shadow:
+            if job.cpus > self.spare_total:  # (the fit within the spare CPUs would fail)
+                return True
             plan = scratch.fit(job, cap=self.spare, pool=self.spare_licenses)
             if plan is None:
                 return True
             _take_spare(scratch, job, plan, self.spare, self.spare_licenses)
+            self.spare_total -= sum(n for _, n in plan)
         scratch.take(job, plan)
         self.starts.append((job, plan))
         return True

@@ -17,6 +17,8 @@ from .registry import LOCAL
 class Fcfs(LocalPolicy):
     """Start queued jobs in queue order (``order``, arrival by default), first fit, until one does not fit."""
 
+    indexes = frozenset()  # (it reads no columns and no estimated ends)
+
     def __init__(self, *, order: str = "fcfs", half_life: float = HALF_LIFE, rng=None, cluster=None) -> None:
         super().__init__(rng=rng, cluster=cluster)
         self.order = QueueOrder(order, half_life)

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..core.model import Cluster, Job
 from ..core.resources import Pes, Plan, Resources
+from ..state.cluster_state import INDEXES
 from ..state.execution import Exact
 from ..state.views import ClusterView
 
@@ -35,6 +36,10 @@ class LocalPolicy:
     """How the cluster's CPUs are shared: space-shared (one job per PE) unless a policy says otherwise."""
     period: float = 0.0
     """Seconds between planning times of a time-driven policy; 0: plan at every scheduling event."""
+    indexes: frozenset[str] = INDEXES
+    """What the policy reads of the view beyond the queue, the running jobs and the resources: ``columns``,
+    ``estimated_ends`` (:data:`~emulator.state.cluster_state.INDEXES`). The cluster's state keeps only
+    these up to date; a policy that reads neither says so, and its cluster spares their upkeep."""
 
     def __init__(self, *, rng: np.random.Generator | None = None, cluster: Cluster | None = None) -> None:
         self.rng = rng

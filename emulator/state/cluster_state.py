@@ -25,22 +25,36 @@ from ..core.queue_columns import QueueColumns
 from ..core.resources import Plan, Resources
 from ..core.runs import Run
 
+INDEXES = frozenset({"columns", "estimated_ends"})
+"""What a state can keep besides its queue and running jobs, for policies that read it: the queue as
+numpy ``columns`` and the running jobs' ``estimated_ends`` in order (see :class:`ClusterState`)."""
+
 
 class ClusterState:
     """``queue`` maps job id to job in arrival order (a requeued job goes to the end); ``running``
     maps job id to :class:`~emulator.core.runs.Run` in start order; ``priority`` maps a queued job's
     id to the priority the meta-scheduler gave it (absent: 0); ``preempted`` maps a queued job that
     was preempted to what it kept (:class:`~emulator.core.preemption.Held`). ``now`` is the cluster's
-    virtual time; ``queued_work`` the MI the queue still needs (by estimates)."""
+    virtual time; ``queued_work`` the MI the queue still needs (by estimates).
 
-    def __init__(self, cluster: Cluster, resources: Resources) -> None:
+    ``indexes`` (of :data:`INDEXES`) are kept in step too: ``ends`` (:class:`EndOrder`; None when
+    not kept) and the queue's columns (:meth:`queue_columns`). Their upkeep at every arrival,
+    start and end cost an eighth of FCFS's event loop on KTH-SP2, so a policy that reads neither
+    asks for none (:attr:`~emulator.policies.local_base.LocalPolicy.indexes`)."""
+
+    def __init__(self, cluster: Cluster, resources: Resources, indexes: frozenset[str] = INDEXES) -> None:
+        if not indexes <= INDEXES:
+            raise ValueError(
+                f"unknown state indexes {sorted(indexes - INDEXES)}; expected some of {sorted(INDEXES)}"
+            )
         self.cluster = cluster
         self.resources = resources
         self.now = 0.0
         self.queue: dict[int, Job] = {}
-        self.columns = QueueColumns()  # the queue as numpy columns, in step with it
+        self._columns_kept = "columns" in indexes
+        self.columns: QueueColumns | None = None  # (see queue_columns)
         self.running: dict[int, Run] = {}
-        self.ends = EndOrder()
+        self.ends = EndOrder() if "estimated_ends" in indexes else None
         self.priority: dict[int, float] = {}
         self.preempted: dict[int, Held] = {}
         self.queued_work = 0.0
@@ -49,7 +63,8 @@ class ClusterState:
     def enqueue(self, job: Job, priority: float = 0.0) -> None:
         """``job`` joins the queue (``priority``: the meta-scheduler's, if any)."""
         self.queue[job.id] = job
-        self.columns.append(job, self.resources.fastest(job.licenses))
+        if self.columns is not None:
+            self.columns.append(job, self.resources.fastest(job.licenses))
         if priority:
             self.priority[job.id] = priority
         self.queued_work += job.length
@@ -57,7 +72,8 @@ class ClusterState:
     def requeue(self, job: Job, held: Held) -> None:
         """A running job taken off its CPUs (see :meth:`stop`) waits again, keeping ``held``."""
         self.queue[job.id] = job
-        self.columns.append(job, self.resources.fastest(job.licenses))
+        if self.columns is not None:
+            self.columns.append(job, self.resources.fastest(job.licenses))
         self.preempted[job.id] = held
         if job.id in self._running_priority:  # the meta-scheduler's priority still holds
             self.priority[job.id] = self._running_priority.pop(job.id)
@@ -73,7 +89,7 @@ class ClusterState:
         """``job`` leaves the queue to start; what it kept if it was preempted (it resumes then)."""
         held = self.preempted.pop(job.id, None) if self.preempted else None
         del self.queue[job.id]
-        self.columns.remove(job.id)
+        self._unqueued(job)
         if self.priority and job.id in self.priority:  # kept while it runs, in case it is requeued
             self._running_priority[job.id] = self.priority.pop(job.id)
         self.queued_work -= job.length if held is None else held.queued_work
@@ -82,10 +98,31 @@ class ClusterState:
     def drop(self, job: Job) -> None:
         """``job`` leaves the queue for good (rejected, lost, or sent back to the meta-scheduler)."""
         del self.queue[job.id]
-        self.columns.remove(job.id)
+        self._unqueued(job)
         self.priority.pop(job.id, None)
         held = self.preempted.pop(job.id, None)
         self.queued_work -= job.length if held is None else held.queued_work
+
+    def queue_columns(self) -> QueueColumns | None:
+        """The queue as numpy columns (None if this state's indexes leave them out).
+
+        Built from the queue when asked and kept in step until the queue
+        empties: EASY reads them on deep queues only (1% of its passes on
+        KTH-SP2), and their upkeep at every arrival and start cost more than
+        building them at the first deep pass of a busy spell.
+        """
+        if self.columns is None and self._columns_kept:
+            self.columns = QueueColumns()
+            for job in self.queue.values():
+                self.columns.append(job, self.resources.fastest(job.licenses))
+        return self.columns
+
+    def _unqueued(self, job: Job) -> None:
+        if self.columns is not None:
+            if self.queue:
+                self.columns.remove(job.id)
+            else:
+                self.columns = None  # (built again when next asked for)
 
     def start(self, run: Run) -> None:
         """``run`` takes its CPUs (its end is known once its execution model saw it: :meth:`expect`)."""
@@ -93,12 +130,14 @@ class ClusterState:
 
     def expect(self, run: Run) -> None:
         """``run``'s estimated end is set: reservations count on it from now on."""
-        self.ends.add(run)
+        if self.ends is not None:
+            self.ends.add(run)
 
     def stop(self, run: Run) -> None:
         """``run`` leaves its CPUs early: its job is requeued next (:meth:`requeue`)."""
         del self.running[run.job.id]
-        self.ends.remove(run)
+        if self.ends is not None:
+            self.ends.remove(run)
 
     def finish(self, run: Run) -> None:
         """``run`` ends for good."""

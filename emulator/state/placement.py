@@ -94,9 +94,9 @@ def _take_first(cpus: int, usable: np.ndarray) -> np.ndarray | None:
     return counts
 
 
-SMALL_PLAN = 8
-"""Plans of at most this many machines are taken from the free counts one machine at a time (cheaper
-than a vector over every machine of a large cluster)."""
+SMALL_PLAN = 64
+"""Plans of at most this many machines are taken from the free counts one machine at a time, through a
+memoryview (cheaper than a vector over every machine of the cluster)."""
 
 PREFIX = 64
 """Machines a spread first fit looks at first (then four times as many, and so on): on a cluster of
@@ -123,18 +123,23 @@ def plan_vector(plan: Plan, size: int) -> np.ndarray:
     return vec
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Reservation:
     """The earliest (estimated) time and place a blocked job can start.
 
     ``spare_cpus`` and ``spare_licenses`` are what remains free at ``time`` once
     the job is placed: a job that would still run at ``time`` may only use those.
+    ``spare_total`` is the sum of ``spare_cpus``: a job asking more cannot use them
+    (one comparison, where most jobs on a busy cluster are refused). Not frozen: a
+    frozen dataclass costs five times as much to build, and EASY builds one at
+    every pass that backfills.
     """
 
     time: float
     plan: Plan
     spare_cpus: np.ndarray
     spare_licenses: dict[str, int]
+    spare_total: int
 
 
 class Scratch:
@@ -155,6 +160,7 @@ class Scratch:
         self._free = res.free  # the live read-only view until the pass takes something: copied then
         self._taken: list[Plan] = []  # plans taken but not yet subtracted from _free
         self._own = False
+        self._counts: memoryview | None = None  # _free's items, once it is this pass's own copy
         self.low = res.first_free() if order is None else 0  # (taking only raises the first free one)
         self.total = res.free_cpus
         self.licenses = dict(res.free_licenses)
@@ -169,10 +175,12 @@ class Scratch:
         if self._taken:
             if not self._own:
                 self._free, self._own = self._free.copy(), True
+                self._counts = memoryview(self._free)
             for plan in self._taken:
                 if len(plan) <= SMALL_PLAN:
+                    counts = self._counts
                     for m, n in plan:
-                        self._free[m] -= n
+                        counts[m] -= n
                 else:
                     self._free -= plan_vector(plan, self._free.size)
             self._taken = []
@@ -262,12 +270,12 @@ def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation |
         and memo[2] is scratch.order
         and memo[3] == ends
         and memo[4] == scratch.licenses
-        and np.array_equal(memo[5], scratch.free)
+        and memo[5] == scratch.free.tobytes()  # (bytes compare at a tenth of np.array_equal's cost)
         and (memo[6] is None or now < memo[6].time)
     ):
         return _copy(memo[6])
     reservation = _walk(job, now, scratch, ends)
-    inputs = (job, now, scratch.order, list(ends), dict(scratch.licenses), scratch.free.copy())
+    inputs = (job, now, scratch.order, list(ends), dict(scratch.licenses), scratch.free.tobytes())
     res.reservation_memo = (*inputs, reservation)
     return _copy(reservation)
 
@@ -276,7 +284,7 @@ def _copy(reservation: Reservation | None) -> Reservation | None:
     if reservation is None:
         return None
     r = reservation  # (built directly: dataclasses.replace costs microseconds, at every pass of a deep queue)
-    return Reservation(r.time, r.plan, r.spare_cpus.copy(), dict(r.spare_licenses))
+    return Reservation(r.time, r.plan, r.spare_cpus.copy(), dict(r.spare_licenses), r.spare_total)
 
 
 def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | None:
@@ -323,7 +331,7 @@ def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | N
     spare = np.array(free, dtype=np.int64)
     for lic, n in need.items():
         licenses[lic] -= n
-    return Reservation(time, plan, spare, licenses)
+    return Reservation(time, plan, spare, licenses, sum(free))
 
 
 def _fit_lists(

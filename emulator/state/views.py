@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..core.queue_columns import QueueColumns
 from ..core.resources import Plan, Resources
 
 if TYPE_CHECKING:  # (only for annotations: views sit below the state they read)
@@ -100,11 +101,17 @@ class ClusterView:
         self.running = MappingProxyType(state.running)
         self.priority = MappingProxyType(state.priority)
         self.preempted = MappingProxyType(state.preempted)
-        self.columns = state.columns
 
     @property
     def now(self) -> float:
         return self._state.now
+
+    @property
+    def columns(self) -> QueueColumns:
+        columns = self._state.queue_columns()
+        if columns is None:
+            raise _not_kept("columns")
+        return columns
 
     def estimated_ends(self) -> list[tuple[float, Plan, tuple[str, ...]]]:
         """Running jobs as ``(estimated end, plan, licenses)``, soonest first (for reservations).
@@ -112,7 +119,16 @@ class ClusterView:
         Kept in order as jobs start and end (:class:`~emulator.state.cluster_state.EndOrder`), not sorted
         at each call; a copy the caller may extend.
         """
+        if self._state.ends is None:
+            raise _not_kept("estimated_ends")
         return list(self._state.ends.values)
 
     def __reduce__(self):
         return ClusterView, (self._state,)
+
+
+def _not_kept(index: str) -> AttributeError:
+    return AttributeError(
+        f"the cluster's state keeps no {index}: its policy's indexes do not name it "
+        "(emulator.policies.local_base.LocalPolicy.indexes)"
+    )
