@@ -57,10 +57,10 @@ class HostDied(RuntimeError):
     """An actor died and could not be recovered: names its partitions and the virtual time."""
 
 
-PIPELINE = 2
+PIPELINE = 3
 """Calls a host may have queued in a free run: while the driver writes one host's rows, the other
 hosts' next calls are already waiting on them (with one, each host idled for the driver's turn: ~0.9 s
-of 2.7 s on LCG's 170 sites)."""
+of 2.7 s on LCG's 170 sites; three with :data:`emulator.sync.coordinator.LEAD` at 6 windows)."""
 
 REBALANCE_GAIN = 0.1
 """Migrate only if the slowest actor's load would drop by more than this share: a migration costs a
