@@ -22,16 +22,10 @@ import numpy as np
 from emulator.data.scenario import Scenario
 from emulator.engine.runner import entries
 
-META_COST = 0.2
-"""What one job costs the meta partition, against what it costs the cluster that runs it (weight 1).
-Measured in-process (meta compute / cluster compute, per job): 0.19-0.23 under least-load on 3-128
-clusters and under MUSCLE, 0.14 under two-level, 0.02 under CS 2.0's one cluster, 1.0 under MCRS;
-rebalancing corrects the rest."""
-
 
 def static_weights(scenario: Scenario) -> list[float]:
-    """A weight per partition before anything was measured: the jobs a partition can expect, each
-    job weighing :data:`META_COST` in the meta partition.
+    """A weight per partition before anything was measured: the jobs a cluster can expect, 0 for the
+    meta partition.
 
     Every job costs its cluster a few events and scheduling passes, so the
     jobs entering a cluster directly (a trace's sites) weigh what they are;
@@ -40,16 +34,17 @@ def static_weights(scenario: Scenario) -> list[float]:
     alone split the compute 1.69 s / 1.10 s between 2 actors, jobs 1.41 s /
     1.38 s (the best split: 1.39 s each). MIPS is left out: faster machines
     finish the same jobs sooner, with no fewer events. The meta partition
-    dispatches each of its jobs and reads the status reports on it: with
-    weight 0 it went, last, onto one of two equal halves of 128 clusters,
-    whose actor then had ~15% more to do every round (bench_ray, weak
-    scaling).
+    does one cheap call per job, not work per machine: weight 0 puts it,
+    last, on the lightest actor; measured rebalancing moves it if that was
+    wrong. (A weight of 0.2 a job, what it measured under least-load, was
+    tried: under CS 2.0, whose clusters cost ten times more a job, it
+    outweighed clusters and unbalanced the split, bench_ray's case (b) 0.53x
+    instead of 1.0x.)
     """
     direct, via_meta = entries(scenario)
     clusters = scenario.platform.clusters
     share = len(via_meta) / (sum(cluster.cpus for cluster in clusters) or 1)  # meta jobs per CPU
-    meta = META_COST * len(via_meta)
-    return [meta] + [len(mine) + share * c.cpus for mine, c in zip(direct, clusters, strict=True)]
+    return [0.0] + [len(mine) + share * c.cpus for mine, c in zip(direct, clusters, strict=True)]
 
 
 def group_partitions(weights: Sequence[float], hosts: int) -> list[list[int]]:

@@ -13,7 +13,6 @@ from hypothesis.extra import numpy as hnp
 
 from actors import grouping
 from actors.grouping import (
-    META_COST,
     better_grouping,
     decayed_loads,
     group_partitions,
@@ -33,12 +32,9 @@ def test_partitions_are_grouped_by_longest_processing_time_first():
     assert group_partitions([0, 1, 1], 8) == [[1], [2], [0]]
     assert group_partitions([0.0] * 4, 3) == [[0, 3], [1], [2]]  # nothing measured: still no empty host
     quickstart = load_scenario("quickstart")  # 3,000 jobs through the meta-scheduler, 256 + 48 + 64 CPUs
-    # The meta partition weighs 0.2 a job; the clusters share the jobs by their CPUs.
-    shares = [600.0, *(3000 * cpus / 368 for cpus in (256, 48, 64))]
+    shares = [0.0, *(3000 * cpus / 368 for cpus in (256, 48, 64))]  # meta, then by each cluster's CPUs
     assert static_weights(quickstart) == pytest.approx(shares)
     assert group_partitions(static_weights(quickstart), 2) == [[1], [0, 2, 3]]
-    weak = [META_COST * 12_800] + [400.0] * 32  # bench_ray's weak scaling: 32 equal clusters
-    assert [len(group) for group in group_partitions(weak, 2)] == [14, 19]  # meta + 13 | 19
 
 
 def test_jobs_entering_a_cluster_directly_weigh_on_it_alone():
@@ -47,7 +43,7 @@ def test_jobs_entering_a_cluster_directly_weigh_on_it_alone():
         "clusters": [{"name": "big", "machines": machines * 8}, {"name": "busy", "machines": machines}],
         "workload": {"source": "synthetic", "jobs": 50, "site": "busy"},
     }
-    assert static_weights(parse(raw, "direct")) == [0.0, 0.0, 50.0]  # not by CPUs: big is idle; no meta jobs
+    assert static_weights(parse(raw, "direct")) == [0.0, 0.0, 50.0]  # not by CPUs: big is idle
 
 
 def test_a_regrouping_keeps_partitions_on_the_host_that_holds_most_of_their_group():

@@ -17,7 +17,6 @@ from array import array
 from functools import partial
 from unittest.mock import patch
 
-import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -26,7 +25,7 @@ from emulator import load_scenario, run
 from emulator.core.messages import STATUS
 from emulator.data.scenario import parse
 from emulator.sync import coordinator, merge
-from emulator.sync.horizons import Links, LinkSolver, earliest_outputs, horizons, tail_end
+from emulator.sync.horizons import Links, earliest_outputs, horizons, tail_end
 from emulator.sync.merge import RowMerger
 from emulator.sync.rows import RowBlock
 from workloads import presets
@@ -147,82 +146,6 @@ def test_the_tail_ends_where_the_windows_ended():
     # Windows of 1 from the earliest time: [0, 1), [1.5, 2.5), [2.5, 3.5): the first past 3 ends at 3.5.
     assert tail_end([array("d", [0.0, 1.5]), array("d", [2.5, 3.0, 9.0])], 3.0, 1.0) == 3.5
     assert tail_end([array("d", [0.0])], -math.inf, 1.0) == -math.inf  # never any foreground work
-
-
-def star(latencies: list[float]) -> Links:
-    """Meta 0 <-> cluster i + 1 at ``latencies[i]``, both ways."""
-    return Links({link: lat for i, lat in enumerate(latencies) for link in ((0, i + 1), (i + 1, 0))})
-
-
-def paced(solver: LinkSolver, horizon: list[float], earliest: list[float]) -> list[float]:
-    return solver.paced(np.array(horizon), np.array(earliest)).tolist()
-
-
-def test_pacing_stops_the_partition_its_blocked_neighbours_wait_for():
-    solver = LinkSolver(star([30.0, 30.0]), [0, 1, 2])
-    # The meta at 100 could run to 160, but the clusters wait at 130 for what it sends before
-    # 130: it stops there, and next round all three run.
-    assert paced(solver, [160.0, 130.0, 130.0], [100.0, 130.0, 135.0]) == [130.0, 130.0, 130.0]
-    # The clusters (at 100) could run to 160; the meta waits at 130 for their reports: they stop there.
-    assert paced(solver, [130.0, 160.0, 160.0], [130.0, 100.0, 100.0]) == [130.0, 130.0, 130.0]
-
-
-def test_pacing_leaves_horizons_that_cost_nobody_a_round():
-    solver = LinkSolver(star([30.0, 30.0]), [0, 1, 2])
-    in_step = [130.0, 130.0, 130.0]  # every partition called, none waits
-    assert paced(solver, in_step, [100.0, 100.0, 101.0]) == in_step
-    sparse = [130.0, 160.0, 160.0]  # the meta's next submission is far: nobody waits for the clusters
-    assert paced(solver, sparse, [1000.0, 100.0, 105.0]) == sparse
-    # A cluster with nothing before 130 stays uncalled rather than be stopped short of its work.
-    assert paced(solver, [160.0, 130.0, 200.0], [100.0, 130.0, 140.0]) == [130.0, 130.0, 200.0]
-
-
-@SETTINGS
-@given(
-    st.lists(st.sampled_from([1.0, 2.0, 5.0]), min_size=1, max_size=5),
-    st.data(),
-)
-def test_pacing_a_star_in_closed_form_matches_the_general_path(latencies, data):
-    pids = list(range(len(latencies) + 1))
-    times = st.lists(
-        st.sampled_from([0.0, 1.0, 2.0, 3.0, 6.0, math.inf]), min_size=len(pids), max_size=len(pids)
-    )
-    horizon, earliest = data.draw(times), data.draw(times)
-    fast = LinkSolver(star(latencies), pids)
-    general = LinkSolver(star(latencies), pids)
-    general.hub = None
-    got = paced(fast, horizon, earliest)
-    assert got == paced(general, horizon, earliest)
-    assert all(g <= h for g, h in zip(got, horizon, strict=True))  # never past the safe horizon
-    called = [e < h for e, h in zip(earliest, horizon, strict=True)]
-    assert [e < g for e, g in zip(earliest, got, strict=True)] == called  # the same partitions called
-
-
-def test_a_dense_meta_scheduled_grid_runs_the_meta_and_its_clusters_in_the_same_rounds(tmp_path):
-    raw = {
-        "name": "dense",
-        "meta": {"policy": "least-load"},
-        "clusters": [
-            {"name": f"c{i}", "latency": 30.0, "machines": [{"count": 4, "cpus": 2, "mips": 100.0}]}
-            for i in range(3)
-        ],
-        "workload": {"source": "synthetic", "jobs": 300, "mean_interarrival": 10.0, "cpus": [1, 2]},
-    }
-    raw["workload"]["estimate"] = [50.0, 500.0]
-    rounds: list[list[int]] = []
-    real = coordinator.InProcess.advance
-
-    def counted(self, calls, budget=coordinator.EVENT_BUDGET):
-        rounds.append(sorted(calls))
-        return real(self, calls, budget)
-
-    with patch.object(coordinator.InProcess, "advance", counted):
-        run(parse(raw, "dense"), tmp_path / "out")
-    # Unpaced, the meta ran alone every other round (to 60 s past its next submission) and the
-    # clusters alone in the rounds between.
-    assert len(rounds) > 50
-    # (Paced: 4 of 80, the first rounds and the tail's; unpaced: 40 of 80.)
-    assert sum(r == [0] for r in rounds) <= 5 and sum(0 not in r for r in rounds) <= 5
 
 
 rows_by_partition = st.dictionaries(

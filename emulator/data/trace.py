@@ -37,7 +37,7 @@ from ..core.messages import (
 from ..core.model import JOB_INPUTS, PLATFORM_KEY, Job, Platform, platform_metadata
 from ..core.preemption import STOP, parse_resume
 from ..sync.merge import Chunk, RowMerger
-from ..sync.rows import RowBlock
+from ..sync.rows import Ragged, RowBlock, as_block
 from . import rundir
 from .rundir import WRITE_OPTIONS
 
@@ -188,8 +188,7 @@ class Outcomes:
         self.start = np.full(n, np.nan)
         self.finish = np.full(n, np.nan)
         self.reason: list[str | None] = [None] * n
-        self.machines: list[tuple] = [()] * n
-        self.pes: list[tuple] = [()] * n
+        self.placed = Placements(n)  # machines and PEs of each job's last (re)start
         self.preemptions = np.zeros(n, dtype=np.int32)
         self.kills = np.zeros(n, dtype=np.int32)  # kills by failures and outages
         self.killed = np.zeros(n, dtype=bool)  # killed at its estimate
@@ -219,9 +218,7 @@ class Outcomes:
         self.start[started] = rows.time[starts]
         if started.size:
             at = np.flatnonzero(starts)
-            machines, pes = rows.machines.take(at).lists(), rows.pes.take(at).lists()
-            for i, m, p in zip(started.tolist(), machines, pes, strict=True):
-                self.machines[i], self.pes[i] = m, p
+            self.placed.take(started, rows.machines.take(at), rows.pes.take(at))
         finished = kind == FINISH
         _assign_last(self.finish, index[finished], rows.time[finished])
         for i, reason in zip(index[kind == REJECT].tolist(), rows.info[kind == REJECT].tolist(), strict=True):
@@ -253,8 +250,7 @@ class Outcomes:
                     self.wasted[i] += self._kept[i]
                     self._kept[i] = 0.0
                     self._opened[i] = (time, 0.0, cpus)
-                self.machines[i] = machines
-                self.pes[i] = pes
+                self.placed.set(i, machines, pes)
             elif kind == FINISH:
                 self.finish[pos[job]] = time
             elif kind == REJECT:
@@ -281,8 +277,7 @@ class Outcomes:
                     self.wasted[i] += self._kept[i]
                     self._kept[i] = 0.0
                 self._opened[i] = (time, overhead, cpus)
-                self.machines[i] = machines
-                self.pes[i] = pes
+                self.placed.set(i, machines, pes)
 
     def table(self, jobs: list[Job]) -> pa.Table:
         columns = {name: [getattr(j, name) for j in jobs] for name in JOB_INPUTS.names}
@@ -303,12 +298,14 @@ class Outcomes:
             "start": self.start,
             "finish": self.finish,
             "wait": self.start - submit,
-            "machines": self.machines,
-            "pes": self.pes,
             **self._preemption_columns(),
         }
+        outcome["machines"], outcome["pes"] = self.placed.columns()
         for field in (*JOB_OUTCOMES, *JOB_PREEMPTIONS):
-            inputs = inputs.append_column(field, pa.array(outcome[field.name], field.type, from_pandas=True))
+            column = outcome[field.name]
+            if not isinstance(column, pa.Array):
+                column = pa.array(column, field.type, from_pandas=True)
+            inputs = inputs.append_column(field, column)
         return inputs
 
     def _preemption_columns(self) -> dict[str, np.ndarray | list]:
@@ -329,6 +326,53 @@ class Outcomes:
             "wasted_cpu_seconds": wasted,
             "kills": self.kills,
         }
+
+
+class Placements:
+    """The machines and PEs each job last (re)started on, for ``jobs.arrow``.
+
+    Kept as the ragged int32 columns of the start rows that set them (a row
+    per job, found by index), not as a tuple per job: on a wide trace
+    (1,000 x 8 CPUs, jobs listing up to 2,048 PEs) Python tuples of Python
+    ints took 300 MB more. Lists set row by row (:meth:`Outcomes._record_rows`)
+    are kept as given and win over older rows.
+    """
+
+    def __init__(self, jobs: int) -> None:
+        empty = Ragged(np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int32))  # one row: no list
+        self._machines, self._pes = [empty], [empty]  # row 0 of the columns: jobs never started
+        self._rows = 0
+        self._at = np.full(jobs, -1, dtype=np.int64)  # each job's row in the columns (-1: the empty one)
+        self._given: dict[int, tuple[tuple, tuple]] = {}  # by job position, set row by row
+
+    def take(self, jobs: np.ndarray, machines: Ragged, pes: Ragged) -> None:
+        """Jobs at positions ``jobs`` (re)started on the lists of ``machines`` and ``pes``, in order."""
+        self._machines.append(machines)
+        self._pes.append(pes)
+        self._at[jobs] = self._rows + np.arange(len(jobs))
+        self._rows += len(jobs)
+        for i in jobs.tolist() if self._given else ():
+            self._given.pop(i, None)
+
+    def set(self, job: int, machines: tuple, pes: tuple) -> None:
+        self._given[job] = (machines, pes)
+
+    def columns(self) -> tuple[pa.Array, pa.Array]:
+        """Both columns in job order; once only: each column's rows are let go as it is made (a wide
+        trace's PE lists are tens of MB, and three copies of them at once set the run's peak)."""
+        index = pa.array(self._at + 1)
+        columns = []
+        for parts in (self._machines, self._pes):
+            joined = Ragged.concat(parts).arrow()
+            parts.clear()
+            columns.append(joined.take(index))  # (Arrow copies lists whole: no index per PE)
+            del joined
+        if not self._given:
+            return columns[0], columns[1]
+        lists = [column.to_pylist() for column in columns]
+        for job, (machines, pes) in self._given.items():
+            lists[0][job], lists[1][job] = list(machines), list(pes)
+        return tuple(pa.array(column, pa.list_(pa.int32())) for column in lists)
 
 
 _SEQUENTIAL = np.array([PREEMPT, KILL, RESUME], dtype=np.int8)
@@ -383,9 +427,9 @@ class TraceWriter:
         self._written_at = monotonic()  # flushes by the clock (FLUSH_SECONDS): crash-readable
         self._uneven = False  # a batch shorter than batch_rows was written before the last one
         self._merger = RowMerger()
-        self._waiting: list[tuple[RowBlock, np.ndarray]] = []  # released by the merger, not yet written
-        self._tuples: list[tuple] = []  # ...and released as tuples after those, with their pids
-        self._tuple_pids: list[int] = []
+        self._waiting: list[
+            tuple[Chunk, list[int] | np.ndarray]
+        ] = []  # released, not yet written: rows, pids
         self._count = 0  # rows waiting
         self._width = 0  # machines + PEs they list (batch_cut)
         self.rows_written = 0
@@ -412,44 +456,33 @@ class TraceWriter:
         """
         if not self._count:
             return
-        self._settle()
-        rows = RowBlock.concat([block for block, _ in self._waiting])
-        pids = np.concatenate([pids for _, pids in self._waiting])
-        widths = rows.widths()
+        waiting = self._waiting
+        widths = np.concatenate([_row_widths(rows) for rows, _ in waiting])
+        bounds = np.cumsum([0] + [len(block) for block, _ in waiting]).tolist()
         start = 0
         while start < widths.size:
             n = batch_cut(widths[start:], self.batch_rows)
             if n is None and not last:
                 break
             n = n or widths.size - start
-            self._write(rows.cut(start, start + n), pids[start : start + n])
+            pieces = _span(waiting, bounds, start, start + n)
+            rows = RowBlock.concat([as_block(rows) for rows, _ in pieces])
+            self._write(rows, np.concatenate([np.asarray(pids, dtype=np.int32) for _, pids in pieces]))
             start += n
-        self._waiting = [(rows.cut(start, len(rows)), pids[start:])] if start < len(rows) else []
-        self._count, self._width = len(rows) - start, int(widths[start:].sum())
+        self._waiting = _span(waiting, bounds, start, widths.size)
+        self._count, self._width = widths.size - start, int(widths[start:].sum())
         if sync:
             self.events.sync()
         self._written_at = monotonic()
 
     def _take(self, rows: Chunk, pids: list[int] | np.ndarray) -> None:
-        """Released rows, to write in this order: tuples gather until columns are needed (one
-        conversion per batch, however many rounds they came in)."""
-        if not len(rows):
-            return
-        self._count += len(rows)
-        if isinstance(rows, RowBlock):
-            self._settle()
+        """Released rows, to write in this order, as they came: tuples become columns a batch at a
+        time (:meth:`flush`), never a whole release at once beside its tuples (a wide trace's release
+        can be all of its rows)."""
+        if len(rows):
             self._waiting.append((rows, pids))
-            self._width += int(rows.widths().sum())
-        else:
-            self._tuples += rows
-            self._tuple_pids += pids
-            self._width += sum([len(row[5]) + len(row[6]) for row in rows])
-
-    def _settle(self) -> None:
-        """The tuples released so far, as columns after the blocks before them."""
-        if self._tuples:
-            self._waiting.append((RowBlock.of(self._tuples), np.array(self._tuple_pids, dtype=np.int32)))
-            self._tuples, self._tuple_pids = [], []
+            self._count += len(rows)
+            self._width += int(_row_widths(rows).sum())
 
     def _write(self, rows: RowBlock, pids: np.ndarray) -> None:
         self.outcomes.record(rows)
@@ -488,6 +521,30 @@ class TraceWriter:
             jobs_file.write(batch)
         jobs_file.commit()
         return table
+
+
+def _span(waiting: list[tuple], bounds: list[int], start: int, stop: int) -> list[tuple]:
+    """Rows ``start`` to ``stop`` of the blocks ``waiting`` (which begin at ``bounds``), as views of
+    them: a batch is copied alone, never everything waiting (on the wide 1,000 x 8 trace, joining
+    every block waiting first took 260 MB more at the peak)."""
+    pieces = []
+    for (block, pids), first, end in zip(waiting, bounds, bounds[1:], strict=False):
+        a, b = max(start, first), min(stop, end)
+        if a < b:
+            rows = (
+                block.cut(a - first, b - first)
+                if isinstance(block, RowBlock)
+                else block[a - first : b - first]
+            )
+            pieces.append((rows, pids[a - first : b - first]))
+    return pieces
+
+
+def _row_widths(rows: Chunk) -> np.ndarray:
+    """Machines + PEs each row lists (:func:`batch_cut`)."""
+    if isinstance(rows, RowBlock):
+        return rows.widths()
+    return np.fromiter((len(row[5]) + len(row[6]) for row in rows), dtype=np.int64, count=len(rows))
 
 
 def _event_batch(rows: RowBlock, pids: np.ndarray) -> pa.RecordBatch:

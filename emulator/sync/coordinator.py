@@ -9,10 +9,7 @@ its horizon in ``(time, source, sequence)`` order; let every partition with
 work process its events before its own horizon, a share of ``budget`` event
 times per call (the partitions called in a round share it). Nothing sent in
 a round is due before its receiver's horizon, so no partition receives a
-message from its past. A partition whose running on would leave a neighbour
-waiting for it stops one lookahead past the earliest pending time instead
-(:meth:`~emulator.sync.horizons.LinkSolver.paced`), so both run next round.
-A partition that nothing can reach (jobs entering clusters directly, no meta
+message from its past. A partition that nothing can reach (jobs entering clusters directly, no meta
 traffic) has an infinite horizon: it runs to its end in calls of ``budget``
 event times, not one round per event. A partition with nothing to do is not
 called.
@@ -285,7 +282,7 @@ class _Drive:
             if self.held > self.held_rows:
                 laggards = grid.laggards()
                 stats.throttled += 1
-            calls = grid.calls(grid.paced(horizon), laggards)
+            calls = grid.calls(horizon, laggards)
             if not calls:
                 raise grid.stalled(lbts)
             started = clock()

@@ -51,11 +51,6 @@ class Frontier:
         base = np.where(self.reacts, np.minimum(self.promise, self.head), self.promise)
         return self.solver.horizons(base, self.reacts)
 
-    def paced(self, horizon: np.ndarray) -> np.ndarray:
-        """``horizon`` with the partitions that would leave a neighbour waiting stopped short
-        (:meth:`LinkSolver.paced <emulator.sync.horizons.LinkSolver.paced>`)."""
-        return self.solver.paced(horizon, self.earliest())
-
     def calls(self, horizon: np.ndarray, only: set[int] | None = None) -> dict:
         """``(horizon, inbox)`` by pid of each partition with work before its horizon (``only``: of those)."""
         calls = {}

@@ -105,10 +105,6 @@ class LinkSolver:
     def __init__(self, links: Links, pids: list[int]) -> None:
         self.links, self.pids = links, pids
         index = {pid: i for i, pid in enumerate(pids)}
-        self.lookahead = min((lat for out in links.out_of.values() for _, lat in out), default=math.inf)
-        self.out_index = [  # by index: (index, latency) of each partition it sends to
-            [(index[dst], lat) for dst, lat in links.out_of.get(pid, ()) if dst in index] for pid in pids
-        ]
         edges = [(src, dst) for src, out in links.out_of.items() for dst, _ in out]
         hubs = set(pids)
         for src, dst in edges:
@@ -135,39 +131,6 @@ class LinkSolver:
         horizon[spokes] = hub_eot + self.from_hub
         horizon[hub] = (spoke_eot + self.to_hub).min(initial=math.inf)
         return horizon
-
-    def paced(self, horizon: np.ndarray, earliest: np.ndarray) -> np.ndarray:
-        """``horizon`` lowered, for some partitions, to one lookahead past the earliest pending time.
-
-        A safe horizon is a bound, not a target: stopping short is always
-        correct. A partition called this round stops at ``window`` (the
-        earliest pending time plus the least latency) when a neighbour it
-        sends to is not called but has work before ``window`` plus their
-        link's latency: what it sends before ``window`` is what that neighbour
-        waits for, so both run in the next round. Running on to its horizon
-        instead, it would run alone now and its neighbour alone next, and so
-        on: on a meta-scheduled grid with dense traffic the meta partition and
-        the clusters took turns, every round running one side only (bench_ray's
-        weak scaling). ``earliest``: each partition's next event or pending
-        message. Partitions paced keep work before ``window``: the same
-        partitions are called.
-        """
-        window = float(earliest.min(initial=math.inf)) + self.lookahead
-        called = earliest < horizon
-        wanted = called & (horizon > window) & (earliest < window)
-        if not wanted.any():
-            return horizon
-        waiting = ~called
-        pace = np.zeros(len(horizon), dtype=bool)
-        if self.hub is None:
-            for i in np.flatnonzero(wanted).tolist():
-                pace[i] = any(waiting[j] and earliest[j] < window + lat for j, lat in self.out_index[i])
-        else:
-            hub, spokes = self.hub, self.spokes
-            blocked = waiting[spokes] & (earliest[spokes] < window + self.from_hub)
-            pace[hub] = wanted[hub] and bool(blocked.any())
-            pace[spokes] = wanted[spokes] & waiting[hub] & (earliest[hub] < window + self.to_hub)
-        return np.where(pace, window, horizon)
 
     def _general(self, base: np.ndarray, reacts: np.ndarray) -> np.ndarray:
         pids = self.pids
