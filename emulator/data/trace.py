@@ -479,10 +479,19 @@ class TraceWriter:
         """Released rows, to write in this order, as they came: tuples become columns a batch at a
         time (:meth:`flush`), never a whole release at once beside its tuples (a wide trace's release
         can be all of its rows)."""
-        if len(rows):
+        if not len(rows):
+            return
+        self._count += len(rows)
+        if isinstance(rows, RowBlock):
             self._waiting.append((rows, pids))
-            self._count += len(rows)
-            self._width += int(_row_widths(rows).sum())
+            self._width += int(rows.widths().sum())
+            return
+        if self._waiting and isinstance(self._waiting[-1][0], list):  # one list for a run of releases
+            self._waiting[-1][0].extend(rows)
+            self._waiting[-1][1].extend(pids)
+        else:
+            self._waiting.append((list(rows), list(pids)))
+        self._width += sum([len(row[5]) + len(row[6]) for row in rows])
 
     def _write(self, rows: RowBlock, pids: np.ndarray) -> None:
         self.outcomes.record(rows)
