@@ -152,10 +152,7 @@ class RayTransport:
     def start(self, calls: Calls, budget: int) -> None:
         """Send a round's calls, one batch per host (plain calls: the hosts start at once, while the
         driver writes the last round's rows); :meth:`finish` gathers the results."""
-        batches: dict[int, Calls] = {}
-        for pid, call in calls.items():
-            batches.setdefault(self.owner[pid], {})[pid] = call
-        packed = {h: pack_calls(batch, budget) for h, batch in batches.items()}
+        packed = self._packed(calls, budget)
         horizon = min(h for h, _ in calls.values())  # for error messages: the round's earliest horizon
         self._round = (packed, horizon, self._send(packed) if self._graph is None else {})
 
@@ -193,6 +190,13 @@ class RayTransport:
         for part in ray.get([host.timelines.remote() for host in self.hosts]):
             timelines.update({pid: (end, array("d", data)) for pid, (end, data) in part.items()})
         return timelines
+
+    def _packed(self, calls: Calls, budget: int) -> dict[int, bytes]:
+        """``calls`` grouped by the host owning each partition, one packed batch per host."""
+        batches: dict[int, Calls] = {}
+        for pid, call in calls.items():
+            batches.setdefault(self.owner[pid], {})[pid] = call
+        return {h: pack_calls(batch, budget) for h, batch in batches.items()}
 
     def _send(self, calls: dict[int, bytes]) -> dict:
         """One plain Ray call per host in ``calls``: its reply's ref, by host."""
@@ -259,11 +263,7 @@ class RayTransport:
     def submit(self, calls: Calls, budget: int) -> None:
         """Queue one call on each host owning partitions in ``calls`` (each :meth:`idle`); :meth:`collect`
         answers. A host runs its calls in order, so the next one waits on it, not on the driver."""
-        batches: dict[int, Calls] = {}
-        for pid, call in calls.items():
-            batches.setdefault(self.owner[pid], {})[pid] = call
-        for h, batch in batches.items():
-            packed = pack_calls(batch, budget)
+        for h, packed in self._packed(calls, budget).items():
             self._flying[h].append((self.hosts[h].advance.remote(packed), packed))
 
     def collect(self) -> Results:

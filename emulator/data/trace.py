@@ -221,7 +221,8 @@ class Outcomes:
             self.placed.take(started, rows.machines.take(at), rows.pes.take(at))
         finished = kind == FINISH
         _assign_last(self.finish, index[finished], rows.time[finished])
-        for i, reason in zip(index[kind == REJECT].tolist(), rows.info[kind == REJECT].tolist(), strict=True):
+        rejected = kind == REJECT
+        for i, reason in zip(index[rejected].tolist(), rows.info[rejected].tolist(), strict=True):
             self.reason[i] = reason
 
     def _positions(self, jobs: np.ndarray) -> np.ndarray:
@@ -393,6 +394,9 @@ def _assign_last(target: np.ndarray, index: np.ndarray, values: np.ndarray) -> N
     target[index] = values
 
 
+Waiting = tuple[Chunk, list[int] | np.ndarray]
+"""Released rows not yet written, and their partitions (:meth:`TraceWriter._take`)."""
+
 FLUSH_SECONDS = 5.0
 """Wall seconds after which rows waiting for a full batch are written anyway (and synced): what a run
 killed with ``kill -9`` leaves is at most this old. The final file is re-cut into full batches."""
@@ -427,9 +431,7 @@ class TraceWriter:
         self._written_at = monotonic()  # flushes by the clock (FLUSH_SECONDS): crash-readable
         self._uneven = False  # a batch shorter than batch_rows was written before the last one
         self._merger = RowMerger()
-        self._waiting: list[
-            tuple[Chunk, list[int] | np.ndarray]
-        ] = []  # released, not yet written: rows, pids
+        self._waiting: list[Waiting] = []  # released by the merger, not yet written
         self._count = 0  # rows waiting
         self._width = 0  # machines + PEs they list (batch_cut)
         self.rows_written = 0
@@ -482,16 +484,14 @@ class TraceWriter:
         if not len(rows):
             return
         self._count += len(rows)
+        self._width += int(_row_widths(rows).sum())
         if isinstance(rows, RowBlock):
             self._waiting.append((rows, pids))
-            self._width += int(rows.widths().sum())
-            return
-        if self._waiting and isinstance(self._waiting[-1][0], list):  # one list for a run of releases
+        elif self._waiting and isinstance(self._waiting[-1][0], list):  # one list for a run of releases
             self._waiting[-1][0].extend(rows)
             self._waiting[-1][1].extend(pids)
         else:
             self._waiting.append((list(rows), list(pids)))
-        self._width += sum([len(row[5]) + len(row[6]) for row in rows])
 
     def _write(self, rows: RowBlock, pids: np.ndarray) -> None:
         self.outcomes.record(rows)
@@ -532,7 +532,7 @@ class TraceWriter:
         return table
 
 
-def _span(waiting: list[tuple], bounds: list[int], start: int, stop: int) -> list[tuple]:
+def _span(waiting: list[Waiting], bounds: list[int], start: int, stop: int) -> list[Waiting]:
     """Rows ``start`` to ``stop`` of the blocks ``waiting`` (which begin at ``bounds``), as views of
     them: a batch is copied alone, never everything waiting (on the wide 1,000 x 8 trace, joining
     every block waiting first took 260 MB more at the peak)."""

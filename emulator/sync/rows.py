@@ -153,7 +153,3 @@ class RowBlock:
 def as_block(rows: list[tuple] | RowBlock) -> RowBlock:
     """A partition call's rows as columns (a Ray actor already made them so)."""
     return rows if isinstance(rows, RowBlock) else RowBlock.of(rows)
-
-
-EMPTY = RowBlock.of([])
-"""No rows."""
