@@ -37,7 +37,7 @@ from array import array
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import ray
 from ray.exceptions import RayActorError, RayError
@@ -117,7 +117,7 @@ class RayTransport:
         self.partition_seconds: dict[int, float] = {}  # the last round's (or free call's), by pid
         self._window = [0.0] * len(self.owner)  # compute seconds by pid since the last rebalancing check
         self._loads = [0.0] * len(self.owner)  # by pid, decayed over the checks (REBALANCE_MEMORY)
-        self._scenario = ray.put(scenario)
+        self._scenario = ray.put(replace(scenario, extra=None, inputs=None))  # (for the writer alone)
         cpus = ray.cluster_resources().get("CPU", 1.0)
         self._actor = ray.remote(host).options(
             num_cpus=min(1.0, cpus / len(groups)), max_restarts=0, runtime_env=driver_import_path()

@@ -111,3 +111,50 @@ def test_a_job_pickles_to_itself(id_, submit, cpus, estimate, runtime, licenses,
     again = pickle.loads(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL))
     assert type(again) is Job and again.to_tuple() == job.to_tuple()
     assert [type(v) for v in again.to_tuple()] == [type(v) for v in job.to_tuple()]
+
+
+def _ipc_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(0, 1e9),
+            st.one_of(st.none(), st.floats(0, 1e7)),
+            st.one_of(st.none(), st.sampled_from([math.inf, 0.0, 5e5])),
+            st.lists(st.sampled_from(["matlab", "ansys"]), max_size=2),
+            st.sampled_from(["", "kth"]),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.integers(0, 40),
+)
+def test_a_tables_model_columns_are_written_as_its_jobs_would_be(rows, split):
+    """jobs.arrow's inputs come from the scenario's table (model_columns) instead of its Job objects:
+    the bytes must be those the objects gave, whatever nulls, infinite deadlines and chunks it has."""
+    from workloads.table import from_jobs, job_table, model_columns, to_jobs
+
+    n = len(rows)
+    submit, runtime, deadline, licenses, site = zip(*rows, strict=True)
+    runtime_column = pa.array(
+        np.array([7.0 if r is None else r for r in runtime]), mask=np.array([r is None for r in runtime])
+    )  # (7.0 under each null: what is stored there must not matter)
+    table = job_table(
+        np.arange(n),
+        np.array(submit),
+        np.ones(n, dtype=np.int32),
+        np.full(n, 10.0),
+        licenses=pa.array(list(licenses), pa.list_(pa.string())),
+        site=pa.array(list(site)),
+    )
+    table = table.set_column(4, "runtime", runtime_column)
+    deadlines = pa.array(list(deadline), pa.float64())
+    table = table.set_column(7, "deadline", deadlines)
+    table = pa.concat_tables([table.slice(0, min(split, n)), table.slice(min(split, n))])  # two chunks
+    assert _ipc_bytes(model_columns(table)) == _ipc_bytes(from_jobs(to_jobs(table)))

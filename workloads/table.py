@@ -33,6 +33,7 @@ __all__ = [
     "TRACE_PREFIXES",
     "from_jobs",
     "job_table",
+    "model_columns",
     "read_arrow",
     "to_jobs",
     "trace_columns",
@@ -216,6 +217,30 @@ def from_jobs(jobs: Sequence[Job]) -> pa.Table:
     columns = {name: [getattr(j, name) for j in jobs] for name in JOB_INPUTS.names}
     columns["deadline"] = [None if d == math.inf else d for d in columns["deadline"]]
     return pa.table(columns, schema=JOB_INPUTS)
+
+
+def model_columns(table: pa.Table) -> pa.Table:
+    """A jobs table's model columns exactly as ``from_jobs(to_jobs(table))`` makes them (one chunk,
+    an infinite deadline as none), without the round trip through a Python object per job: on
+    LCG-2005-1's 188k jobs, reading 15 attributes of each after a run took 0.25 s."""
+    table = table.select(JOB_INPUTS.names).combine_chunks()
+    for i, field in enumerate(table.schema):
+        column = table.column(i)
+        numeric = pa.types.is_floating(field.type) or pa.types.is_integer(field.type)
+        if numeric and (column.null_count or field.name == "deadline"):
+            table = table.set_column(i, field, _nulls_as_python(column, field.name == "deadline"))
+    return table
+
+
+def _nulls_as_python(column: pa.ChunkedArray, inf_is_null: bool) -> pa.Array:
+    """A numeric column as ``pa.array`` makes it from Python values (``None`` for nulls, and for an
+    infinite deadline): 0 under each null, so the bytes written are the same too."""
+    values = column.fill_null(0).to_numpy()
+    missing = column.is_null().to_numpy(zero_copy_only=False)
+    if inf_is_null:
+        missing |= np.isinf(values)
+    values = np.where(missing, 0, values).astype(values.dtype)
+    return pa.array(values, column.type, mask=missing if missing.any() else None)
 
 
 def read_arrow(path: str | PathLike[str]) -> pa.Table:

@@ -70,6 +70,10 @@ class Scenario:
     """Trace lines the reader's rules skipped, each with its line number and reason."""
     extra: pa.Table | None = None
     """Trace columns of the jobs (one row per job, in ``jobs`` order): kept in ``jobs.arrow``."""
+    inputs: pa.Table | None = None
+    """The jobs as columns (:func:`workloads.table.model_columns`, in ``jobs`` order), when a source
+    read them as a table: ``jobs.arrow``'s first columns, without a pass over the ``Job`` objects.
+    A scenario whose ``jobs`` are replaced must drop it (None: built from ``jobs``)."""
     status_period: float = 0.0
     """``[stress] status_period``: clusters report only at its multiples (0: after every event)."""
     failures: failure_keys.Failures | None = None
@@ -271,7 +275,7 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
 
     workload_stress = perturb.read(stress)  # load, bursts, estimates
     notes: list[str] = []
-    jobs, direct_link, direct, skipped, extra = _workload(
+    jobs, direct_link, direct, skipped, extra, inputs = _workload(
         top.table("workload"), platform, rng, base, workload_stress, seed, notes
     )
     stress.done()  # unknown [stress] keys: once, after every reader of [stress] has read its keys
@@ -289,6 +293,7 @@ def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
         top.effective,
         skipped,
         extra,
+        inputs,
         status_period=status_period,
         failures=failures,
         local_default=local_default,
@@ -433,7 +438,7 @@ def _workload(
     """The jobs of ``[workload]``, with the ``[stress]`` workload perturbations (``workloads.perturb``)."""
     from workloads import formats
     from workloads.perturb import apply as perturb
-    from workloads.table import from_jobs, to_jobs
+    from workloads.table import from_jobs, model_columns, to_jobs
 
     source = t.choice("source", _workload_sources())
     fmt = formats.find(source)  # None: the gridlets or a generator
@@ -455,7 +460,7 @@ def _workload(
     direct_link = Link(0.0, _bandwidth(link)) if link.data else None
     link.done()
     skipped: list[str] = []
-    extra = None
+    extra = inputs = None
     if source == GRIDLETS:
         jobs = [_gridlet(g) for g in t.tables("gridlets")]
         if site:
@@ -475,10 +480,11 @@ def _workload(
         jobs = to_jobs(table)
         names = trace_columns(table)
         extra = table.select(names) if names else None
+        inputs = model_columns(table)
     t.done()
     _check_unique(jobs, t)
     _check_times(jobs, t)
-    return jobs, direct_link, direct, skipped, extra
+    return jobs, direct_link, direct, skipped, extra, inputs
 
 
 def _workload_sources() -> tuple[str, ...]:

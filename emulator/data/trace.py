@@ -228,10 +228,13 @@ class Outcomes:
     def _positions(self, jobs: np.ndarray) -> np.ndarray:
         """The positions of job ids in ``jobs`` order."""
         if self._ids is None:
-            ids = np.fromiter(self.pos, dtype=np.int64, count=len(self.pos))
+            ids = self._job_ids()
             self._order = np.argsort(ids, kind="stable")
             self._ids = ids[self._order]
         return self._order[np.searchsorted(self._ids, jobs)]
+
+    def _job_ids(self) -> np.ndarray:
+        return np.fromiter(self.pos, dtype=np.int64, count=len(self.pos))
 
     def _record_rows(self, rows: list[tuple]) -> None:
         pos = self.pos
@@ -280,17 +283,21 @@ class Outcomes:
                 self._opened[i] = (time, overhead, cpus)
                 self.placed.set(i, machines, pes)
 
-    def table(self, jobs: list[Job]) -> pa.Table:
-        columns = {name: [getattr(j, name) for j in jobs] for name in JOB_INPUTS.names}
-        columns["deadline"] = [None if d == float("inf") else d for d in columns["deadline"]]
-        inputs = pa.table(columns, schema=JOB_INPUTS)
+    def table(self, jobs: list[Job], inputs: pa.Table | None = None) -> pa.Table:
+        """``jobs.arrow``'s table: the jobs' inputs (``inputs``, else from ``jobs``), then their outcomes."""
+        if inputs is None:
+            from workloads.table import from_jobs  # (most runs read their jobs as a table: see Scenario)
+
+            inputs = from_jobs(jobs)
+        elif not np.array_equal(inputs.column("id").to_numpy(), self._job_ids()):
+            raise ValueError("the jobs' input columns are not those of the jobs run, in their order")
         finished = ~np.isnan(self.finish)
         status = np.where(finished, "finished", np.where(self.killed, "killed", "rejected"))
         if self.killed.any():
             for i in np.flatnonzero(self.killed).tolist():
                 self.reason[i] = "killed at its estimate"
         names = np.array([*self.names, None], dtype=object)[self.cluster]
-        submit = np.array(columns["submit"], dtype=float)
+        submit = inputs.column("submit").to_numpy()
         outcome = {
             "status": status.tolist(),
             "reason": self.reason,
@@ -406,7 +413,8 @@ class TraceWriter:
     """Collects each round's rows, writes ``events.arrow`` in sorted batches, then ``jobs.arrow``.
 
     ``extra``: more columns for ``jobs.arrow`` (a trace's fields the model does
-    not use), one row per job in ``jobs`` order, written after the outcomes.
+    not use), one row per job in ``jobs`` order, written after the outcomes;
+    ``inputs``: the jobs as columns, when the scenario has them (:attr:`Scenario.inputs`).
     """
 
     def __init__(
@@ -418,9 +426,11 @@ class TraceWriter:
         batch_rows: int = 65536,
         *,
         extra: pa.Table | None = None,
+        inputs: pa.Table | None = None,
     ) -> None:
         self.out_dir = Path(out_dir)
         self.extra = extra
+        self.inputs = inputs
         self.platform = platform
         self.on_progress = on_progress
         self.jobs_ended = 0
@@ -517,7 +527,7 @@ class TraceWriter:
             self.events.close()
             return None
         self.events.commit(self.batch_rows if self._uneven else None)
-        table = self.outcomes.table(self.jobs)
+        table = self.outcomes.table(self.jobs, self.inputs)
         metadata = {}
         if self.extra is not None:  # a trace's own fields, one row per job in the same order
             for name, column in zip(self.extra.column_names, self.extra.columns, strict=True):

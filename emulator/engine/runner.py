@@ -146,7 +146,9 @@ def run(
         def report(done: int) -> None:
             on_progress(Progress(done, len(scenario.jobs), stats))
 
-    writer = TraceWriter(out_dir, scenario.jobs, scenario.platform, report, extra=scenario.extra)
+    writer = TraceWriter(
+        out_dir, scenario.jobs, scenario.platform, report, extra=scenario.extra, inputs=scenario.inputs
+    )
     try:
         opening = time.perf_counter()
         with backend(scenario) as transport:

@@ -59,22 +59,25 @@ class RowMerger:
         if watermark <= self._low:
             return [], []
         pieces: list[Chunk] = []
-        pids: list[int] = []
+        owners: list[int] = []  # each piece's partition
         for pid in sorted(self._chunks):
             for piece in _cut(self._chunks[pid], watermark):
                 pieces.append(piece)
-                pids += [pid] * len(piece)
+                owners.append(pid)
             if not self._chunks[pid]:
                 del self._chunks[pid]
-        self.held -= len(pids)
+        sizes = [len(piece) for piece in pieces]
+        self.held -= sum(sizes)
         self._low = min((chunks[0].first() for chunks in self._chunks.values()), default=math.inf)
         if not any(isinstance(piece, RowBlock) for piece in pieces):
             rows = [row for piece in pieces for row in piece]
+            pids = [pid for pid, size in zip(owners, sizes, strict=True) for _ in range(size)]
             order = _by_time(rows)
             if order is None:
                 return rows, pids
             return [rows[i] for i in order], [pids[i] for i in order]
-        block, at = RowBlock.concat([as_block(piece) for piece in pieces]), np.array(pids, dtype=np.int32)
+        block = RowBlock.concat([as_block(piece) for piece in pieces])
+        at = np.repeat(np.array(owners, dtype=np.int32), sizes)  # (not a list of a pid per row)
         order = np.argsort(block.time, kind="stable")  # partitions come in increasing pid: ties keep it
         if np.array_equal(order, np.arange(order.size)):
             return block, at

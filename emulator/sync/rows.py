@@ -25,7 +25,12 @@ import pyarrow as pa
 
 
 class Ragged:
-    """A column of variable-length int32 lists (machines, PEs): ``values[offsets[i]:offsets[i + 1]]``."""
+    """A column of variable-length int32 lists (machines, PEs): ``values[offsets[i]:offsets[i + 1]]``.
+
+    Offsets index ``values`` absolutely, so they need not start at 0: a cut shares both arrays
+    with the column it came from. (Rebasing each cut's offsets cost the Ray driver a copy of all
+    the rows still held at every release: quadratic in a free-running partition's rows.)
+    """
 
     __slots__ = ("offsets", "values")
 
@@ -44,8 +49,15 @@ class Ragged:
         return np.diff(self.offsets)
 
     def cut(self, start: int, stop: int) -> Ragged:
-        offsets = self.offsets[start : stop + 1]
-        return Ragged(offsets - offsets[0], self.values[offsets[0] : offsets[-1]])
+        """Lists ``start`` to ``stop`` (views: no copy)."""
+        return Ragged(self.offsets[start : stop + 1], self.values)
+
+    def compact(self) -> Ragged:
+        """The same lists with offsets from 0 and only their own values (what leaves this process)."""
+        first, last = int(self.offsets[0]), int(self.offsets[-1])
+        if first == 0 and last == len(self.values):
+            return self
+        return Ragged(self.offsets - first, self.values[first:last])
 
     def take(self, index: np.ndarray) -> Ragged:
         """The lists at ``index``, in that order (one gather, however many lists)."""
@@ -58,6 +70,7 @@ class Ragged:
 
     @staticmethod
     def concat(columns: list[Ragged]) -> Ragged:
+        columns = [c.compact() for c in columns]
         shifts = np.cumsum([0] + [int(c.offsets[-1]) for c in columns[:-1]])
         offsets = np.concatenate(
             [columns[0].offsets[:1], *(c.offsets[1:] + s for c, s in zip(columns, shifts, strict=True))]
@@ -65,12 +78,14 @@ class Ragged:
         return Ragged(offsets, np.concatenate([c.values for c in columns]))
 
     def lists(self) -> list[tuple[int, ...]]:
-        flat, bounds = self.values.tolist(), self.offsets.tolist()
+        compact = self.compact()
+        flat, bounds = compact.values.tolist(), compact.offsets.tolist()
         return [tuple(flat[a:b]) for a, b in pairwise(bounds)]
 
     def arrow(self) -> pa.ListArray:
         """As ``pa.array(self.lists(), pa.list_(pa.int32()))`` makes it, without the lists."""
-        return pa.ListArray.from_arrays(pa.array(self.offsets.astype(np.int32)), pa.array(self.values))
+        compact = self.compact()
+        return pa.ListArray.from_arrays(pa.array(compact.offsets.astype(np.int32)), pa.array(compact.values))
 
 
 COLUMNS = ("time", "kind", "job", "cluster", "cpus")
@@ -137,7 +152,8 @@ class RowBlock:
     def packed(self) -> tuple:
         """For msgpack: the buffers of the columns, and the info strings."""
         buffers = [c.tobytes() for c in self._columns()]
-        lists = [self.machines.offsets, self.machines.values, self.pes.offsets, self.pes.values]
+        machines, pes = self.machines.compact(), self.pes.compact()
+        lists = [machines.offsets, machines.values, pes.offsets, pes.values]
         return (*buffers, *(c.tobytes() for c in lists), self.info.tolist())
 
     @classmethod
