@@ -117,7 +117,7 @@ class RayTransport:
         self.partition_seconds: dict[int, float] = {}  # the last round's (or free call's), by pid
         self._window = [0.0] * len(self.owner)  # compute seconds by pid since the last rebalancing check
         self._loads = [0.0] * len(self.owner)  # by pid, decayed over the checks (REBALANCE_MEMORY)
-        self._scenario = ray.put(replace(scenario, extra=None, inputs=None))  # (for the writer alone)
+        self._scenario = ray.put(_for_hosts(scenario))
         cpus = ray.cluster_resources().get("CPU", 1.0)
         self._actor = ray.remote(host).options(
             num_cpus=min(1.0, cpus / len(groups)), max_restarts=0, runtime_env=driver_import_path()
@@ -132,6 +132,7 @@ class RayTransport:
             math.inf,
             {},
         )  # start's: packed, horizon, refs
+        self.states()  # every host has built its partitions: start-up, as in one process, not the run's
         self._graph, self.plain_reason = compile_rounds(self.hosts) if compiled else (None, "")
 
     @property
@@ -385,6 +386,13 @@ class RayTransport:
             self._graph.close()
         for host in self.hosts:
             ray.kill(host)
+
+
+def _for_hosts(scenario: Scenario) -> Scenario:
+    """What the actors build their partitions from: the scenario without the tables only the driver's
+    writer reads (``jobs.arrow``'s input and trace columns; tens of MB on LCG-2005-1). Benchmarks
+    pass their own scenario-like objects, as they are."""
+    return replace(scenario, extra=None, inputs=None) if isinstance(scenario, Scenario) else scenario
 
 
 def _cause(err: Exception) -> str:

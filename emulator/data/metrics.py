@@ -514,6 +514,11 @@ def _usage(time: np.ndarray, used: np.ndarray, wanted: np.ndarray, capacity: int
 
 def rows_of(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """Row index in the jobs table of each id in ``wanted`` (the events-to-jobs join)."""
+    if len(ids) and ids[-1] - ids[0] == len(ids) - 1 and np.all(ids[1:] > ids[:-1]):
+        rows = wanted - ids[0]  # consecutive ids, as most traces number their jobs: no search
+        if len(rows) and (rows.min() < 0 or rows.max() >= len(ids)):
+            raise ValueError("events name jobs that are not in the jobs table")
+        return rows
     order = np.argsort(ids, kind="stable")
     found = np.searchsorted(ids[order], wanted).clip(0, max(len(ids) - 1, 0))
     if len(wanted) and (len(ids) == 0 or np.any(ids[order][found] != wanted)):
@@ -524,7 +529,7 @@ def rows_of(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
 def numbers(table: pa.Table, name: str, kind: pa.DataType = FLOAT) -> np.ndarray:
     """A numeric column as numpy; float nulls become NaN ("none": no deadline, never started)."""
     column = table.column(name).cast(kind)
-    if pa.types.is_floating(kind):
+    if pa.types.is_floating(kind) and column.null_count:
         column = pc.fill_null(column, math.nan)
     return np.asarray(column.to_numpy(), dtype=kind.to_pandas_dtype())
 
