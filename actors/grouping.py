@@ -47,8 +47,11 @@ def static_weights(scenario: Scenario) -> list[float]:
     return [0.0] + [len(mine) + share * c.cpus for mine, c in zip(direct, clusters, strict=True)]
 
 
-def group_partitions(weights: Sequence[float], hosts: int) -> list[list[int]]:
-    """Partition ids ``0..len(weights)-1`` in ``hosts`` groups balanced by LPT over ``weights``.
+def group_partitions(
+    weights: Sequence[float], hosts: int, pids: Sequence[int] | None = None
+) -> list[list[int]]:
+    """Partition ids ``pids`` (default ``0..len(weights)-1``) in ``hosts`` groups balanced by LPT
+    over ``weights`` (indexed by pid).
 
     Heaviest partition first (ties: lower pid), each to the actor with the
     least load so far (ties: fewer partitions, then lower index, so that no
@@ -57,11 +60,14 @@ def group_partitions(weights: Sequence[float], hosts: int) -> list[list[int]]:
 
     >>> group_partitions([0, 8, 4, 4, 3, 3, 2], 2)
     [[1, 4, 6], [0, 2, 3, 5]]
+    >>> group_partitions([0, 8, 4, 4, 3, 3, 2], 2, pids=range(1, 7))  # the meta partition elsewhere
+    [[1, 4, 6], [2, 3, 5]]
     """
-    hosts = max(1, min(hosts, len(weights)))
+    pids = range(len(weights)) if pids is None else pids
+    hosts = max(1, min(hosts, len(pids)))
     groups: list[list[int]] = [[] for _ in range(hosts)]
     loads = [0.0] * hosts
-    for pid in sorted(range(len(weights)), key=lambda p: (-weights[p], p)):
+    for pid in sorted(pids, key=lambda p: (-weights[p], p)):
         h = min(range(hosts), key=lambda i: (loads[i], len(groups[i]), i))
         groups[h].append(pid)
         loads[h] += weights[pid]
@@ -112,7 +118,8 @@ def better_grouping(
     >>> better_grouping([0.0, 3.0, 1.0, 1.0], [[1], [0, 2, 3]], gain=0.1, floor=0.5) is None
     True
     """
-    proposed = keep_in_place(group_partitions(weights, len(groups)), owners(groups))
+    grouped = sorted(pid for group in groups for pid in group)  # (the driver's partitions stay there)
+    proposed = keep_in_place(group_partitions(weights, len(groups), grouped), owners(groups))
     slowest = max(host_loads(groups, weights))
     saving = slowest - max(host_loads(proposed, weights))
     if saving <= gain * slowest or saving <= floor:

@@ -23,7 +23,7 @@ def pack_calls(calls: Calls, budget: int) -> bytes:
 
 def unpack_calls(data: bytes) -> tuple[Calls, int]:
     budget, raw = msgpack.unpackb(data, use_list=False, strict_map_key=False)
-    return {pid: (horizon, [_message(m) for m in msgs]) for pid, (horizon, msgs) in raw.items()}, budget
+    return {pid: (horizon, [as_message(m) for m in msgs]) for pid, (horizon, msgs) in raw.items()}, budget
 
 
 COLUMNS_FROM = 1024
@@ -60,7 +60,9 @@ def unpack_results(data: bytes) -> tuple[dict[int, float], Results]:
     return seconds, results
 
 
-def _message(fields: tuple) -> Message:
+def as_message(fields: tuple) -> Message:
+    """A message as its receiver reads it (a :class:`Message`, a status as a :class:`Status`), from the
+    plain tuple it travelled as."""
     time, src, seq, dst, kind, payload = fields
     if kind == STATUS:
         payload = Status(*payload)

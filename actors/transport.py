@@ -19,6 +19,10 @@ is snapshotted afresh and the log cleared, so recovery always starts from the
 current grouping. Compiled graphs address actors by index, not partitions, so
 a migration leaves them valid.
 
+The meta partition runs in the driver (:mod:`actors.driver_host`): on a
+meta-scheduled grid every other round holds it alone, a function call there
+instead of a Ray call.
+
 Rounds are one plain Ray call per actor with work, or, when asked, one
 execution of a Ray Compiled Graph (:mod:`actors.compiled`): a quarter of the
 barrier's cost, but its channels poll, and on a machine with as many actors
@@ -35,18 +39,20 @@ import math
 import sys
 from array import array
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import ray
 from ray.exceptions import RayActorError, RayError
 
+from emulator.core.messages import META
 from emulator.data.scenario import Scenario
-from emulator.engine.runner import REBALANCE_EVERY
+from emulator.engine.runner import REBALANCE_EVERY, build_partitions
 from emulator.sync.coordinator import Calls, Results, State
 
 from .compiled import compile_rounds
+from .driver_host import DriverHost
 from .grouping import better_grouping, decayed_loads, group_partitions, owners, static_weights
 from .host import PartitionHost
 from .packing import pack_calls, unpack_results
@@ -81,7 +87,8 @@ lopsided grouping still moves by the third check."""
 class RayTransport:
     """Partitions of ``scenario`` hosted by Ray actors, ``groups[i]`` in actor ``i`` (until rebalanced).
 
-    ``groups``: non-empty lists covering the pids ``0..n-1``. ``host`` is the
+    ``groups``: non-empty lists covering the pids ``0..n-1`` but those ``in_driver`` (run by a
+    :class:`~actors.driver_host.DriverHost` in this process). ``host`` is the
     actors' class, built as ``host(scenario, pids)`` (benchmarks host synthetic
     partitions). ``compiled``: rounds through a compiled graph (``plain_reason``
     says why not, when one was wanted and could not be built).
@@ -106,17 +113,20 @@ class RayTransport:
         rebalance_every: int = REBALANCE_EVERY,
         rebalance_gain: float = REBALANCE_GAIN,
         rebalance_floor: float = REBALANCE_FLOOR,
+        in_driver: Sequence[int] = (),
     ) -> None:
         self.groups = groups
         self.owner = owners(groups)
+        self.driver = DriverHost(build_partitions(scenario, in_driver)) if in_driver else None
         self.checkpoint_every = checkpoint_every
         self.rebalance_every = rebalance_every
         self.rebalance_gain, self.rebalance_floor = rebalance_gain, rebalance_floor
         self.migrations = 0
         self.compute_seconds = 0.0
         self.partition_seconds: dict[int, float] = {}  # the last round's (or free call's), by pid
-        self._window = [0.0] * len(self.owner)  # compute seconds by pid since the last rebalancing check
-        self._loads = [0.0] * len(self.owner)  # by pid, decayed over the checks (REBALANCE_MEMORY)
+        self._pids = len(self.owner) + len(in_driver)
+        self._window = [0.0] * self._pids  # compute seconds by pid since the last rebalancing check
+        self._loads = [0.0] * self._pids  # by pid, decayed over the checks (REBALANCE_MEMORY)
         self._scenario = ray.put(_for_hosts(scenario))
         cpus = ray.cluster_resources().get("CPU", 1.0)
         self._actor = ray.remote(host).options(
@@ -127,11 +137,7 @@ class RayTransport:
         self._log: list[list[bytes]] = [[] for _ in groups]  # by host: its calls since its snapshot
         self._flying: list[deque] = [deque() for _ in groups]  # free runs, by host: (ref, call), oldest first
         self._rounds = 0
-        self._round: tuple[dict[int, bytes], float, dict] = (
-            {},
-            math.inf,
-            {},
-        )  # start's: packed, horizon, refs
+        self._round: tuple = ({}, math.inf, {}, ({}, {}))  # start's: packed, horizon, refs, driver's results
         self.states()  # every host has built its partitions: start-up, as in one process, not the run's
         self._graph, self.plain_reason = compile_rounds(self.hosts) if compiled else (None, "")
 
@@ -141,7 +147,7 @@ class RayTransport:
         return self._graph is not None
 
     def states(self) -> dict[int, State]:
-        states: dict[int, State] = {}
+        states: dict[int, State] = self.driver.states() if self.driver else {}
         for part in ray.get([host.states.remote() for host in self.hosts]):
             states.update({pid: State(*state) for pid, state in part.items()})
         return states
@@ -153,20 +159,23 @@ class RayTransport:
     def start(self, calls: Calls, budget: int) -> None:
         """Send a round's calls, one batch per host (plain calls: the hosts start at once, while the
         driver writes the last round's rows); :meth:`finish` gathers the results."""
-        packed = self._packed(calls, budget)
+        here, there = self._split(calls)
+        packed = self._packed(there, budget)
         horizon = min(h for h, _ in calls.values())  # for error messages: the round's earliest horizon
-        self._round = (packed, horizon, self._send(packed) if self._graph is None else {})
+        refs = self._send(packed) if self._graph is None else {}
+        self._round = (packed, horizon, refs, self.driver.run(here, budget) if here else ({}, {}))
 
     def finish(self) -> Results:
         """The results of the round :meth:`start` sent (a dead host is rebuilt and answers it)."""
-        packed, horizon, refs = self._round
-        if self._graph is None:
+        packed, horizon, refs, (results, seconds) = self._round
+        if not packed:  # the driver's partitions alone
+            replies = {}
+        elif self._graph is None:
             replies = self._plain(packed, horizon, refs)
         else:
             replies = self._compiled(packed, horizon)
-        results: Results = {}
-        self.compute_seconds = 0.0
-        self.partition_seconds = {}
+        self.compute_seconds = sum(seconds.values())
+        self.partition_seconds = dict(seconds)
         for data in replies.values():
             seconds, part = unpack_results(data)
             self.partition_seconds.update(seconds)
@@ -180,17 +189,27 @@ class RayTransport:
 
     def policy_stats(self) -> dict[int, dict[str, float]]:
         """Scheduler cost of every cluster partition, gathered from the hosts."""
-        stats: dict[int, dict[str, float]] = {}
+        stats: dict[int, dict[str, float]] = self.driver.policy_stats() if self.driver else {}
         for part in ray.get([host.policy_stats.remote() for host in self.hosts]):
             stats.update(part)
         return stats
 
     def timelines(self) -> dict[int, tuple[float, array]]:
         """Every partition's foreground end and event times, gathered from the hosts (the run's tail)."""
-        timelines: dict[int, tuple[float, array]] = {}
+        timelines: dict[int, tuple[float, array]] = self.driver.timelines() if self.driver else {}
         for part in ray.get([host.timelines.remote() for host in self.hosts]):
             timelines.update({pid: (end, array("d", data)) for pid, (end, data) in part.items()})
         return timelines
+
+    def _split(self, calls: Calls) -> tuple[Calls, Calls]:
+        """``calls`` for the driver's partitions, and for the actors'."""
+        if self.driver is None:
+            return {}, calls
+        here = self.driver.pids
+        return (
+            {pid: call for pid, call in calls.items() if pid in here},
+            {pid: call for pid, call in calls.items() if pid not in here},
+        )
 
     def _packed(self, calls: Calls, budget: int) -> dict[int, bytes]:
         """``calls`` grouped by the host owning each partition, one packed batch per host."""
@@ -251,7 +270,8 @@ class RayTransport:
     def idle(self, queue: bool = True) -> set[int]:
         """The partitions of the hosts that may take another call: none in flight, or (``queue``) fewer
         than :data:`PIPELINE` and no snapshot due (it must follow the calls logged before it, no other)."""
-        return {pid for h, group in enumerate(self.groups) if self._open(h, queue) for pid in group}
+        idle = {pid for h, group in enumerate(self.groups) if self._open(h, queue) for pid in group}
+        return idle | self.driver.pids if self.driver else idle
 
     def _open(self, h: int, queue: bool) -> bool:
         flying = len(self._flying[h])
@@ -259,18 +279,26 @@ class RayTransport:
         return flying == 0 or (queue and flying < PIPELINE and not due)
 
     def in_flight(self) -> bool:
-        return any(self._flying)
+        return any(self._flying) or bool(self.driver and self.driver.done)
 
     def submit(self, calls: Calls, budget: int) -> None:
         """Queue one call on each host owning partitions in ``calls`` (each :meth:`idle`); :meth:`collect`
-        answers. A host runs its calls in order, so the next one waits on it, not on the driver."""
-        for h, packed in self._packed(calls, budget).items():
+        answers. A host runs its calls in order, so the next one waits on it, not on the driver; the
+        driver's partitions run at once, their results collected first."""
+        here, there = self._split(calls)
+        if here:
+            self.driver.submit(here, budget)
+        for h, packed in self._packed(there, budget).items():
             self._flying[h].append((self.hosts[h].advance.remote(packed), packed))
 
     def collect(self) -> Results:
         """The results of a host's oldest call, the first to answer (a dead host is rebuilt, answers, and
         is given its other calls again), logged for recovery; a host snapshots itself every
         ``checkpoint_every`` of its calls."""
+        if self.driver and self.driver.done:
+            results, seconds = self.driver.done.popleft()
+            self.compute_seconds, self.partition_seconds = sum(seconds.values()), seconds
+            return results
         oldest = {queue[0][0]: h for h, queue in enumerate(self._flying) if queue}
         (ref,), _ = ray.wait(list(oldest), num_returns=1)
         h = oldest[ref]
@@ -307,7 +335,7 @@ class RayTransport:
         Returns whether partitions moved.
         """
         self._loads = decayed_loads(self._loads, self._window, REBALANCE_MEMORY)
-        self._window = [0.0] * len(self.owner)
+        self._window = [0.0] * self._pids
         proposed = better_grouping(self._loads, self.groups, self.rebalance_gain, self.rebalance_floor)
         return proposed is not None and self._migrate(proposed, horizon)
 
@@ -421,8 +449,9 @@ class RayBackend:
     ``hosts`` defaults to one per CPU of the Ray cluster, never more than there
     are partitions; partitions start in LPT groups over :func:`static_weights`.
     ``compiled``: barrier rounds through a Ray Compiled Graph (else one plain
-    call per actor). After a run, ``migrations`` counts the partitions that
-    rebalancing moved.
+    call per actor). ``meta_in_driver``: the meta partition runs in the
+    driver, not in an actor. After a run, ``migrations`` counts the
+    partitions that rebalancing moved.
 
     >>> backend = ray_backend(hosts=2, rebalance_every=100)  # doctest: +SKIP
     >>> run(scenario, backend=backend); backend.migrations   # doctest: +SKIP
@@ -434,19 +463,23 @@ class RayBackend:
     checkpoint_every: int = 1000
     compiled: bool = False
     rebalance_every: int = REBALANCE_EVERY
+    meta_in_driver: bool = True
     migrations: int = field(default=0, init=False)
 
     @contextmanager
     def __call__(self, scenario: Scenario) -> Iterator[RayTransport]:
         with ray_session(self.address):
             wanted = self.hosts or int(ray.cluster_resources().get("CPU", 1))
-            groups = group_partitions(static_weights(scenario), wanted)
+            weights = static_weights(scenario)
+            in_driver = [META] if self.meta_in_driver and len(weights) > 1 else []
+            pids = [pid for pid in range(len(weights)) if pid not in in_driver]
             transport = RayTransport(
                 scenario,
-                groups,
+                group_partitions(weights, wanted, pids),
                 self.checkpoint_every,
                 compiled=self.compiled,
                 rebalance_every=self.rebalance_every,
+                in_driver=in_driver,
             )
             if transport.plain_reason:
                 print(

@@ -217,13 +217,16 @@ class KillingBackend:
     groups: list[list[int]] | None = None
     rebalance_every: int = 0
     after_migration: bool = False
+    in_driver: tuple[int, ...] = ()  # partitions the driver runs (ray_backend's: the meta partition)
     kind: type = Killing
     transport: Killing | None = None
     graph: object = None  # the compiled graph the transport started with
 
     @contextmanager
     def __call__(self, scenario):
-        groups = self.groups or group_partitions(static_weights(scenario), 2)
+        weights = static_weights(scenario)
+        pids = [pid for pid in range(len(weights)) if pid not in self.in_driver]
+        groups = self.groups or group_partitions(weights, 2, pids)
         transport = self.kind(
             scenario,
             groups,
@@ -232,6 +235,7 @@ class KillingBackend:
             rebalance_every=self.rebalance_every,
             rebalance_gain=0.0,  # any measured gain moves partitions: as many migrations as can be
             rebalance_floor=0.0,
+            in_driver=self.in_driver,
         )
         assert transport.compiled == self.compiled, transport.plain_reason
         transport.kill_at, transport.after_migration = self.kill_at, self.after_migration
@@ -242,22 +246,27 @@ class KillingBackend:
             transport.close()
 
 
-@pytest.mark.parametrize("compiled", [True, False], ids=["compiled-graph", "plain-calls"])
+@pytest.mark.parametrize(
+    ("compiled", "in_driver"),
+    [(True, ()), (False, ()), (False, (0,))],
+    ids=["compiled-graph", "plain-calls", "meta-in-driver"],
+)
 def test_a_dead_actor_is_recovered_from_its_checkpoint_and_the_trace_is_unchanged(
-    ray_instance, tmp_path, compiled
+    ray_instance, tmp_path, compiled, in_driver
 ):
     scenario = load_scenario("quickstart", ["workload.jobs=200"])
     run(scenario, tmp_path / "inproc")
-    backend = KillingBackend(kill_at=130, checkpoint_every=50, compiled=compiled)
+    backend = KillingBackend(kill_at=130, checkpoint_every=50, compiled=compiled, in_driver=in_driver)
     run(scenario, tmp_path / "ray", backend=backend)
     assert backend.transport.killed
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
 
 
-def test_a_dead_actor_running_free_is_recovered_and_the_trace_is_unchanged(ray_instance, tmp_path):
+@pytest.mark.parametrize("in_driver", [(), (0,)], ids=["meta-in-actor", "meta-in-driver"])
+def test_a_dead_actor_running_free_is_recovered_and_the_trace_is_unchanged(ray_instance, tmp_path, in_driver):
     scenario = parse(direct_sites(count=4, jobs=2000), "test")
     run(scenario, tmp_path / "inproc")
-    backend = KillingBackend(kill_at=1, checkpoint_every=1, compiled=False)
+    backend = KillingBackend(kill_at=1, checkpoint_every=1, compiled=False, in_driver=in_driver)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("emulator.sync.coordinator.EVENT_BUDGET", 50)  # many calls per host: kills land mid-run
         run(scenario, tmp_path / "ray", backend=backend)
@@ -281,7 +290,8 @@ def migrating_run(tmp_path, **options) -> KillingBackend:
     (``options``: the rest of the backend's); the traces must be byte-identical."""
     scenario = parse(many_clusters(count=3, jobs=60), "test")  # clusters of 2, 4 and 6 CPUs, easy or fcfs
     run(scenario, tmp_path / "inproc")
-    backend = KillingBackend(checkpoint_every=50, groups=LOPSIDED, rebalance_every=5, **options)
+    options = {"groups": LOPSIDED} | options
+    backend = KillingBackend(checkpoint_every=50, rebalance_every=5, **options)
     run(scenario, tmp_path / "ray", backend=backend)
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
     return backend
@@ -292,6 +302,13 @@ def test_rebalancing_migrates_partitions_and_the_trace_is_unchanged(ray_instance
     assert backend.transport.migrations > 0
     # The graph calls hosts by index: migrations need no recompiling.
     assert backend.transport._graph is backend.graph
+
+
+def test_rebalancing_leaves_the_drivers_meta_partition_in_the_driver(ray_instance, tmp_path):
+    backend = migrating_run(tmp_path, kill_at=0, compiled=False, in_driver=(0,), groups=[[1], [2, 3]])
+    assert backend.transport.migrations > 0
+    assert sorted(pid for group in backend.transport.groups for pid in group) == [1, 2, 3]
+    assert backend.transport.driver.pids == {0}
 
 
 def test_a_dead_actor_after_a_migration_is_rebuilt_with_its_current_partitions(ray_instance, tmp_path):
