@@ -188,7 +188,9 @@ def two_actor_ceilings(work: np.ndarray) -> tuple[float, float]:
     return float(total / whole_run), float(total / each_round.sum())
 
 
-def projected_speedup(work: np.ndarray, actors: int, round_cost: float, overhead: float = 0.0) -> float:
+def projected_speedup(
+    work: np.ndarray, actors: int, round_cost: float, overhead: float = 0.0, in_driver: Sequence[int] = ()
+) -> float:
     """What ``actors`` actors on as many cores could give over one process, for rounds that took ``work``.
 
     ``work``: compute seconds, rounds x pids, measured in one process. The
@@ -197,15 +199,24 @@ def projected_speedup(work: np.ndarray, actors: int, round_cost: float, overhead
     round of calls to that many actors, measured); both sides pay
     ``overhead`` per round (the coordinator's own work). So a run whose rounds
     each hold one partition's work gains nothing, whatever the actors.
+    Partitions ``in_driver`` (:class:`actors.driver_host.DriverHost`) run in the
+    driver beside the actors (as a process of its own): a round that holds
+    only them pays no Ray round.
 
     >>> work = np.array([[1.0, 1.0], [2.0, 0.0]])  # two rounds, two partitions
     >>> round(projected_speedup(work, 2, 0.5), 3)   # (2 + 2) / (1 + 0.5 + 2 + 0.5)
     1.0
+    >>> round(projected_speedup(work, 2, 0.5, in_driver=[0]), 3)  # (2 + 2) / (1 + 0.5 + 2)
+    1.143
     """
-    groups = group_partitions(work.sum(axis=0).tolist(), actors)
+    pids = [pid for pid in range(work.shape[1]) if pid not in in_driver]
+    groups = group_partitions(work.sum(axis=0).tolist(), actors, pids)
     busiest = np.stack([work[:, group].sum(axis=1) for group in groups], axis=1).max(axis=1)
+    driver = work[:, list(in_driver)].sum(axis=1)
+    calls = (busiest > 0) | (driver == 0)  # rounds that call actors (an empty round still costs one)
     rounds = work.shape[0]
-    return float((work.sum() + overhead * rounds) / (busiest.sum() + (round_cost + overhead) * rounds))
+    took = np.maximum(busiest, driver).sum() + round_cost * calls.sum() + overhead * rounds
+    return float((work.sum() + overhead * rounds) / took)
 
 
 def owners(groups: list[list[int]]) -> dict[int, int]:

@@ -97,6 +97,12 @@ def test_projected_speedup_by_hand():
     assert projected_speedup(work, 2, 0.5, overhead=0.1) == pytest.approx(41 / 26)
     one_at_a_time = np.eye(4)  # each round one partition's work: actors only add their barrier
     assert projected_speedup(one_at_a_time, 4, 0.0) == pytest.approx(1.0)
+    # A meta partition (0) taking turns with three clusters, 1 s each: rounds [1, 0, 0, 0] and [0, 1, 1, 1],
+    # 5 of each, 20 s in one process. In an actor, 2 actors: 1 + 0.5, then 2 + 0.5 (LPT puts two clusters
+    # together) -> 20 s; in the driver the meta's rounds pay no barrier: 1, then 2 + 0.5 -> 17.5 s.
+    turns = np.array([[1.0, 0, 0, 0], [0, 1.0, 1.0, 1.0]] * 5)
+    assert projected_speedup(turns, 2, 0.5) == pytest.approx(20 / 20)
+    assert projected_speedup(turns, 2, 0.5, in_driver=[0]) == pytest.approx(20 / 17.5)
 
 
 @settings(max_examples=60, deadline=None)
