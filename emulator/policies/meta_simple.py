@@ -47,11 +47,15 @@ class LeastLoad(MetaPolicy):
     """
 
     def choose(self, job: Job, view) -> Choice:
-        eligible = view.eligible(job)
-        if not eligible.any():
+        load = np.where(view.eligible(job), view.queued, _INELIGIBLE)
+        best = int(load.argmin())
+        if load[best] == _INELIGIBLE:  # (no queue holds that many jobs: none is eligible)
             return no_cluster(job)
-        load = np.where(eligible, view.queued, np.iinfo(np.int64).max)
-        return Dispatch(int(np.argmin(load)))
+        return Dispatch(best)
+
+
+_INELIGIBLE = np.iinfo(np.int64).max
+"""Least-load's load of a cluster that cannot take the job (``np.iinfo`` cost more than the choice)."""
 
 
 @META.register("own-site")
