@@ -423,3 +423,29 @@ def test_gridsim_rules_can_read_the_run_time_from_field_4(tmp_path):
     assert [(j.id, j.estimate, j.length) for j in trace.jobs] == [(1, 42, 420.0)]
     assert trace.skipped == [SkippedLine(2, "field 4 (run time) is '4.5', not an integer")]
     assert [j.estimate for j in read_swf(path, rating=10.0).jobs] == [100, 100]
+
+
+def test_shared_reads_parse_a_file_once_per_options_and_not_after(tmp_path, monkeypatch):
+    """A trace's sites as the platform and then its jobs: one read within shared_reads, the same trace."""
+    import os
+
+    from workloads import swf
+
+    path = write(tmp_path, swf_line(1, run=42), "bad line", swf_line(2, submit=5))
+    reads = []
+    real = swf.read_trace
+    monkeypatch.setattr(swf, "read_trace", lambda *a, **k: reads.append(k) or real(*a, **k))
+    with swf.shared_reads():
+        first = read_swf(path, rules="pwa")
+        again = read_swf(path, rules="pwa", placement="spread", runtime_field=9)  # the defaults, spelt out
+        assert len(reads) == 1
+        assert again.table.equals(first.table) and again.skipped == first.skipped
+        again.skipped.append("mine")  # a caller's list is its own
+        assert len(first.skipped) == 1
+        read_swf(path, rules="gridsim")  # other options: read again
+        assert len(reads) == 2
+        os.utime(path, ns=(1, 1))  # the file changed: read again
+        read_swf(path, rules="pwa")
+        assert len(reads) == 3
+    read_swf(path, rules="pwa")  # outside the block nothing is kept
+    assert len(reads) == 4

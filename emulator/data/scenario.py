@@ -257,6 +257,13 @@ def apply_override(raw: dict, item: str) -> None:
 
 def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
     """Validate a TOML document already read into ``raw``."""
+    from workloads.swf import shared_reads
+
+    with shared_reads():  # a trace's sites as the platform, then its jobs: one read
+        return _parse(raw, source, base)
+
+
+def _parse(raw: dict, source: str, base: Path) -> Scenario:
     top = Table(raw, source)
     name = top.get("name", str, Path(source).stem)
     seed = top.number("seed", 1, low=0, integer=True)
