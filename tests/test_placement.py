@@ -3,6 +3,8 @@ first free machine kept through allocations, and reservations given again from t
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -92,7 +94,7 @@ def test_a_reservation_is_given_again_until_its_inputs_change_or_its_time_comes(
     head = Job(3, 0.0, 4, 5.0, placement=SPREAD)
 
     first = reserve(head, 1.0, Scratch(res), ends)
-    assert (first.time, first.plan) == (30.0, ((0, 2), (1, 2)))
+    assert (first.time, first.spare_cpus.tolist()) == (30.0, [0, 0])
     with pytest.raises(ValueError):  # shared with the memo: callers copy it before using it up
         first.spare_cpus[0] = 99
     again = reserve(head, 5.0, Scratch(res), ends)
@@ -128,13 +130,50 @@ def test_the_memo_answers_what_a_fresh_walk_answers(ends, cpus, placement, nows)
         got, fresh = reserve(head, now, Scratch(res), running), _walk(head, now, Scratch(res), running)
         assert (got is None) == (fresh is None)
         if got is not None:
-            assert (got.time, got.plan, got.spare_cpus.tolist(), got.spare_total) == (
+            assert (got.time, got.spare_cpus.tolist(), got.spare_total) == (
                 fresh.time,
-                fresh.plan,
                 fresh.spare_cpus.tolist(),
                 fresh.spare_total,
             )
             assert fresh.spare_total == int(fresh.spare_cpus.sum())  # (EASY refuses wider jobs on it)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    cpus=st.lists(st.integers(1, 4), min_size=1, max_size=12),
+    ends=st.lists(st.tuples(st.integers(0, 20), st.integers(0, 11), st.integers(1, 4)), max_size=12),
+    want=st.integers(1, 20),
+    placement=st.sampled_from([SINGLE, SPREAD]),
+    now=st.integers(0, 10),
+)
+def test_a_reservation_leaves_what_first_fit_leaves_at_the_first_end_it_fits_after(
+    cpus, ends, want, placement, now
+):
+    resources = Resources(cluster(cpus))
+    running = []
+    for end, m, n in ends:
+        m = m % len(cpus)
+        n = min(n, int(resources.free[m]))
+        if n:
+            resources.allocate(Job(len(running), 0.0, n, 1.0), ((m, n),))
+            running.append((float(end), ((m, n),), ()))
+    running.sort(key=lambda e: e[0])
+    head = Job(99, 0.0, want, 5.0, placement=placement)
+    got = _walk(head, float(now), Scratch(ResourcesView(resources)), running)
+    # What is free now, then at each end (ends already due release at now, after the first look).
+    steps = [(float(now), -math.inf)] + [(t, t) for t in sorted({max(e, now) for e, _, _ in running})]
+    for time, released in steps:
+        free = resources.free.tolist()
+        for end, plan, _ in running:
+            for m, n in plan:
+                free[m] += n if end <= released else 0
+        plan = reference_first_fit(want, placement, free, [True] * len(free))
+        if plan is not None:
+            for m, n in plan:
+                free[m] -= n
+            assert (got.time, got.spare_cpus.tolist(), got.spare_total) == (time, free, sum(free))
+            return
+    assert got is None
 
 
 def test_a_backfill_into_spare_cpus_leaves_the_memo_s_reservation_as_it_was():

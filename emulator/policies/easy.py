@@ -95,7 +95,7 @@ class _Pass:
                 return False
             # Machines are down (stress tests: failures) and the head fits only once one is back,
             # at a time nobody knows: no reservation to protect, every job that fits now starts.
-            reservation = Reservation(math.inf, (), np.zeros_like(scratch.free), {}, 0)
+            reservation = Reservation(math.inf, np.zeros_like(scratch.free), {}, 0)
         self.reservation = reservation
         self.spare, self.spare_licenses = reservation.spare_cpus, dict(reservation.spare_licenses)
         self.spare_total = reservation.spare_total  # the sum of spare, kept in step with it

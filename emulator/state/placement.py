@@ -142,10 +142,11 @@ def plan_vector(plan: Plan, size: int) -> np.ndarray:
 
 @dataclass(slots=True)
 class Reservation:
-    """The earliest (estimated) time and place a blocked job can start.
+    """The earliest (estimated) time a blocked job can start, and what its place there leaves.
 
     ``spare_cpus`` and ``spare_licenses`` are what remains free at ``time`` once
-    the job is placed: a job that would still run at ``time`` may only use those.
+    the job is placed (first fit, in the pass's machine order): a job that would
+    still run at ``time`` may only use those.
     ``spare_total`` is the sum of ``spare_cpus``: a job asking more cannot use them
     (one comparison, where most jobs on a busy cluster are refused). :func:`reserve`
     gives the same object again while its inputs hold, so ``spare_cpus`` is
@@ -155,7 +156,6 @@ class Reservation:
     """
 
     time: float
-    plan: Plan
     spare_cpus: np.ndarray
     spare_licenses: dict[str, int]
     spare_total: int
@@ -323,6 +323,8 @@ def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | N
     i, count, time = 0, len(ends), now
     while True:
         if fits:
+            if not job.licenses:
+                break  # (placed once the walk is done: no plan can lack copies)
             plan = _fit_lists(job, free, eligible, mask, scratch.order)
             need = res.license_need(job, plan) if copies is None else copies.need(job, plan)
             if _enough(licenses, need):
@@ -344,13 +346,36 @@ def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | N
                 copies.release(released, held)
             i += 1
         fits = fits or (spread and room >= cpus)
+    total = sum(free) - cpus
+    if job.licenses:
+        for lic, n in need.items():
+            licenses[lic] -= n
+        spare = _left(free, plan)
+    elif spread and scratch.order is None:
+        spare = _left_spread(free, cpus)  # (a job asking no licenses may use every machine)
+    else:
+        spare = _left(free, _fit_lists(job, free, eligible, mask, scratch.order))
+    spare.flags.writeable = False  # (shared through the memo: see Reservation)
+    return Reservation(time, spare, licenses, total)
+
+
+def _left(free: list[int], plan: Plan) -> np.ndarray:
+    """The free counts ``free`` (changed) once ``plan`` takes its CPUs, as an array."""
     for m, n in plan:
         free[m] -= n
+    return np.array(free, dtype=np.int64)
+
+
+def _left_spread(free: list[int], cpus: int) -> np.ndarray:
+    """:func:`_left` for a spread first fit by index over every machine (of ``cpus`` CPUs, which
+    ``free`` holds), without building its plan: the CPUs up to the one where their running sum
+    reaches ``cpus`` go. The head of a busy queue is wide: its plan would list dozens of machines."""
     spare = np.array(free, dtype=np.int64)
-    spare.flags.writeable = False  # (shared through the memo: see Reservation)
-    for lic, n in need.items():
-        licenses[lic] -= n
-    return Reservation(time, plan, spare, licenses, sum(free))
+    taken = spare.cumsum()
+    last = int(taken.searchsorted(cpus))
+    spare[:last] = 0
+    spare[last] = taken[last] - cpus  # (the last machine keeps what the job leaves of it)
+    return spare
 
 
 def _fit_lists(
