@@ -53,6 +53,7 @@ class Resources:
         self._masks: dict[bytes, np.ndarray] = {}
         self._copies: dict[tuple[str, ...], dict[str, int]] = {}
         self._low = 0  # no machine below this one has a free CPU (see first_free)
+        self.everywhere = self.eligible(())  # every machine: the mask of any license set all of them run
 
     def _expose_free(self) -> None:
         """``free``: a read-only view of the free counts, for policies (kept in step, never copied);

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..core.model import SINGLE, Job
+from ..core.resources import Plan
 from ..state.placement import Reservation, Scratch, reserve
 from .local_base import Decision, LocalPolicy
 from .ordering import HALF_LIFE, ORDER_CHECKS, QueueOrder
@@ -94,7 +95,7 @@ class _Pass:
                 return False
             # Machines are down (stress tests: failures) and the head fits only once one is back,
             # at a time nobody knows: no reservation to protect, every job that fits now starts.
-            reservation = Reservation(math.inf, (), np.zeros_like(scratch.free), {}, 0)
+            reservation = Reservation(math.inf, np.zeros_like(scratch.free), {}, 0)
         self.reservation = reservation
         self.spare, self.spare_licenses = reservation.spare_cpus, dict(reservation.spare_licenses)
         self.spare_total = reservation.spare_total  # the sum of spare, kept in step with it
@@ -121,11 +122,20 @@ class _Pass:
             plan = scratch.fit(job, cap=self.spare, pool=self.spare_licenses)
             if plan is None:
                 return True
-            _take_spare(scratch, job, plan, self.spare, self.spare_licenses)
-            self.spare_total -= sum(n for _, n in plan)
+            self._take_spare(job, plan)
         scratch.take(job, plan)
         self.starts.append((job, plan))
         return True
+
+    def _take_spare(self, job: Job, plan: Plan) -> None:
+        """A backfilled job that outlives the reservation uses up spare resources."""
+        if not self.spare.flags.writeable:  # the reservation's own (shared with reserve's memo)
+            self.spare = self.spare.copy()
+        for m, n in plan:
+            self.spare[m] -= n
+        self.spare_total -= sum(n for _, n in plan)
+        for lic, n in self.view.resources.license_need(job, plan, fresh=True).items():
+            self.spare_licenses[lic] = self.spare_licenses.get(lic, 0) - n
 
 
 def _narrow_enough(queue: Iterator[Job], scratch: Scratch) -> Iterator[Job]:
@@ -181,11 +191,3 @@ def _ends(view, starts: list[Decision]):
         ends += [(now + j.estimate * j.bench / speed(p), p, j.licenses) for j, p in starts]
         ends.sort(key=lambda end: end[0])
     return ends
-
-
-def _take_spare(scratch: Scratch, job, plan, spare: np.ndarray, spare_licenses: dict[str, int]) -> None:
-    """A backfilled job that outlives the reservation uses up spare resources."""
-    for m, n in plan:
-        spare[m] -= n
-    for lic, n in scratch.res.license_need(job, plan, fresh=True).items():
-        spare_licenses[lic] = spare_licenses.get(lic, 0) - n

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from itertools import compress
+from operator import mul
 
 import numpy as np
 
@@ -20,19 +21,25 @@ from .views import ResourcesView
 
 
 def first_fit(
-    job: Job, free: np.ndarray, eligible: np.ndarray, order: np.ndarray | None = None, low: int = 0
+    job: Job,
+    free: np.ndarray,
+    eligible: np.ndarray | None,
+    order: np.ndarray | None = None,
+    low: int = 0,
 ) -> Plan | None:
     """The plan placing ``job`` on the free CPUs ``free`` now, or None if it does not fit.
 
+    ``eligible``: the machines that may run it (None: every machine, which spares reading a mask).
     ``order``: machine indices in preference order (default: ascending index).
     ``low``: without an order, no machine below it has a free CPU (where the search starts).
     """
     if order is not None:
-        return _first_fit_ordered(job, free, eligible, order)
-    if low < free.size and free[low] >= job.cpus and eligible[low]:
+        return _first_fit_ordered(job, free, _mask(eligible, free.size), order)
+    if low < free.size and free[low] >= job.cpus and (eligible is None or eligible[low]):
         return ((low, job.cpus),)  # the first machine with a free CPU holds the job (either placement)
     if free.size - low <= SCAN:
-        return _scan(job, free[low:].tolist(), eligible[low:].tolist(), low)
+        return _scan(job, free[low:].tolist(), None if eligible is None else eligible[low:].tolist(), low)
+    eligible = _mask(eligible, free.size)
     if job.placement == SINGLE:
         hits = (eligible[low:] & (free[low:] >= job.cpus)).nonzero()[0]
         return ((int(hits[0]) + low, job.cpus),) if hits.size else None
@@ -44,29 +51,39 @@ def first_fit(
     return tuple(zip((used + low).tolist(), counts[used].tolist(), strict=True))
 
 
+def _mask(eligible: np.ndarray | None, size: int) -> np.ndarray:
+    """``eligible`` as a mask (the vector paths need one; they run on large clusters only)."""
+    return np.ones(size, dtype=bool) if eligible is None else eligible
+
+
 SCAN = 128
 """Up to this many machines from the first free one, :func:`first_fit` walks them as Python lists: on
 a small cluster a dozen numpy calls on tiny arrays (microseconds each) cost more than the walk."""
 
 
-def _scan(job: Job, free: list[int], eligible: list[bool], low: int) -> Plan | None:
-    """:func:`first_fit` by index over machines ``low`` on, given as lists."""
+def _scan(job: Job, free: list[int], eligible: list[bool] | None, low: int) -> Plan | None:
+    """:func:`first_fit` by index over machines ``low`` on, given as lists (``eligible`` None: all).
+
+    ``compress`` skips the machines with nothing free (or not eligible) in C: on a busy cluster
+    most of them, so the Python loop only sees the machines the plan takes."""
     cpus = job.cpus
     if (max(free, default=0) if job.placement == SINGLE else sum(free)) < cpus:
         return None  # (even ignoring eligibility: one C call spares the walk where a backfill fails)
+    usable = free if eligible is None else map(mul, free, eligible)  # (n * False == 0)
+    machines = compress(range(low, low + len(free)), usable)
     if job.placement == SINGLE:
-        for i, n in enumerate(free):
-            if n >= cpus and eligible[i]:
-                return ((low + i, cpus),)
+        for m in machines:
+            if free[m - low] >= cpus:
+                return ((m, cpus),)
         return None
     plan: list[tuple[int, int]] = []
-    for i, n in enumerate(free):
-        if n and eligible[i]:
-            if n >= cpus:
-                plan.append((low + i, cpus))
-                return tuple(plan)
-            plan.append((low + i, n))
-            cpus -= n
+    for m in machines:
+        n = free[m - low]
+        if n >= cpus:
+            plan.append((m, cpus))
+            return tuple(plan)
+        plan.append((m, n))
+        cpus -= n
     return None
 
 
@@ -125,18 +142,20 @@ def plan_vector(plan: Plan, size: int) -> np.ndarray:
 
 @dataclass(slots=True)
 class Reservation:
-    """The earliest (estimated) time and place a blocked job can start.
+    """The earliest (estimated) time a blocked job can start, and what its place there leaves.
 
     ``spare_cpus`` and ``spare_licenses`` are what remains free at ``time`` once
-    the job is placed: a job that would still run at ``time`` may only use those.
+    the job is placed (first fit, in the pass's machine order): a job that would
+    still run at ``time`` may only use those.
     ``spare_total`` is the sum of ``spare_cpus``: a job asking more cannot use them
-    (one comparison, where most jobs on a busy cluster are refused). Not frozen: a
+    (one comparison, where most jobs on a busy cluster are refused). :func:`reserve`
+    gives the same object again while its inputs hold, so ``spare_cpus`` is
+    read-only: a caller that uses up spare CPUs copies it first. Not frozen: a
     frozen dataclass costs five times as much to build, and EASY builds one at
     every pass that backfills.
     """
 
     time: float
-    plan: Plan
     spare_cpus: np.ndarray
     spare_licenses: dict[str, int]
     spare_total: int
@@ -154,6 +173,11 @@ class Scratch:
     CPU shape as failed.
     """
 
+    # Built at every scheduling pass (tens of thousands on a trace): slots, and no copy of an empty
+    # license pool, keep that under half a microsecond.
+    __slots__ = ("_counts", "_failed", "_free", "_own", "_taken", "_widest", "held", "licenses", "low")
+    __slots__ += ("order", "res", "total")
+
     def __init__(self, res: ResourcesView, order: np.ndarray | None = None) -> None:
         self.res = res
         self.order = order  # machines in preference order for every plan of the pass (None: by index)
@@ -163,7 +187,7 @@ class Scratch:
         self._counts: memoryview | None = None  # _free's items, once it is this pass's own copy
         self.low = res.first_free() if order is None else 0  # (taking only raises the first free one)
         self.total = res.free_cpus
-        self.licenses = dict(res.free_licenses)
+        self.licenses = dict(res.free_licenses) if res.free_licenses else {}
         self.held: set[tuple[int, str]] = set()
         self._failed: dict[tuple, int] = {}
         self._widest: int | None = None
@@ -216,7 +240,7 @@ class Scratch:
         if job.licenses and not self.res.per_machine and not _enough(self.licenses, self.res.copies(job)):
             return None  # no plan can get the copies; says nothing about the CPUs
         free = self.free if cap is None else np.minimum(self.free, cap)
-        plan = first_fit(job, free, mask, self.order, self.low)
+        plan = first_fit(job, free, None if mask is self.res.everywhere else mask, self.order, self.low)
         if plan is None:
             self._failed[key] = min(job.cpus, self._failed.get(key, 1 << 62))
             return None
@@ -254,8 +278,8 @@ def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation |
     which the job fits (CPUs and license copies), placed in ``scratch.order``.
     None when the job would not fit even on an idle cluster.
 
-    The answer is kept on the resources and given again (a copy: callers use up
-    its spare resources) while its inputs are the same (the job, what is free,
+    The answer is kept on the resources and given again (the same object: its spare
+    CPUs are read-only) while its inputs are the same (the job, what is free,
     the ends, the machine order) and ``now`` has not reached the reserved time.
     The walk would find the same step then: ends before ``now`` only merge into
     its first steps, where the job did not fit. So on a deep queue the passes
@@ -273,18 +297,11 @@ def reserve(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation |
         and memo[5] == scratch.free.tobytes()  # (bytes compare at a tenth of np.array_equal's cost)
         and (memo[6] is None or now < memo[6].time)
     ):
-        return _copy(memo[6])
+        return memo[6]
     reservation = _walk(job, now, scratch, ends)
     inputs = (job, now, scratch.order, list(ends), dict(scratch.licenses), scratch.free.tobytes())
     res.reservation_memo = (*inputs, reservation)
-    return _copy(reservation)
-
-
-def _copy(reservation: Reservation | None) -> Reservation | None:
-    if reservation is None:
-        return None
-    r = reservation  # (built directly: dataclasses.replace costs microseconds, at every pass of a deep queue)
-    return Reservation(r.time, r.plan, r.spare_cpus.copy(), dict(r.spare_licenses), r.spare_total)
+    return reservation
 
 
 def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | None:
@@ -295,8 +312,9 @@ def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | N
     running then holds."""
     res = scratch.res
     mask = res.eligible(job.licenses)
-    free, eligible = scratch.free.tolist(), mask.tolist()
-    usable = list(compress(free, eligible))
+    free = scratch.free.tolist()
+    eligible = None if mask is res.everywhere else mask.tolist()
+    usable = free if eligible is None else list(compress(free, eligible))
     cpus, spread = job.cpus, job.placement != SINGLE
     room = sum(usable)
     fits = room >= cpus if spread else max(usable, default=0) >= cpus
@@ -305,6 +323,8 @@ def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | N
     i, count, time = 0, len(ends), now
     while True:
         if fits:
+            if not job.licenses:
+                break  # (placed once the walk is done: no plan can lack copies)
             plan = _fit_lists(job, free, eligible, mask, scratch.order)
             need = res.license_need(job, plan) if copies is None else copies.need(job, plan)
             if _enough(licenses, need):
@@ -312,11 +332,11 @@ def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | N
         if i == count:
             return None
         time = max(ends[i][0], now)
-        while i < count and max(ends[i][0], now) == time:
+        while i < count and ends[i][0] <= time:  # (sorted: the ends at ``time``, or all up to now)
             _, released, held = ends[i]
             for m, n in released:
                 free[m] += n
-                if eligible[m]:
+                if eligible is None or eligible[m]:
                     room += n
                     fits = fits or free[m] >= cpus
             if copies is None:
@@ -326,16 +346,40 @@ def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | N
                 copies.release(released, held)
             i += 1
         fits = fits or (spread and room >= cpus)
+    total = sum(free) - cpus
+    if job.licenses:
+        for lic, n in need.items():
+            licenses[lic] -= n
+        spare = _left(free, plan)
+    elif spread and scratch.order is None:
+        spare = _left_spread(free, cpus)  # (a job asking no licenses may use every machine)
+    else:
+        spare = _left(free, _fit_lists(job, free, eligible, mask, scratch.order))
+    spare.flags.writeable = False  # (shared through the memo: see Reservation)
+    return Reservation(time, spare, licenses, total)
+
+
+def _left(free: list[int], plan: Plan) -> np.ndarray:
+    """The free counts ``free`` (changed) once ``plan`` takes its CPUs, as an array."""
     for m, n in plan:
         free[m] -= n
+    return np.array(free, dtype=np.int64)
+
+
+def _left_spread(free: list[int], cpus: int) -> np.ndarray:
+    """:func:`_left` for a spread first fit by index over every machine (of ``cpus`` CPUs, which
+    ``free`` holds), without building its plan: the CPUs up to the one where their running sum
+    reaches ``cpus`` go. The head of a busy queue is wide: its plan would list dozens of machines."""
     spare = np.array(free, dtype=np.int64)
-    for lic, n in need.items():
-        licenses[lic] -= n
-    return Reservation(time, plan, spare, licenses, sum(free))
+    taken = spare.cumsum()
+    last = int(taken.searchsorted(cpus))
+    spare[:last] = 0
+    spare[last] = taken[last] - cpus  # (the last machine keeps what the job leaves of it)
+    return spare
 
 
 def _fit_lists(
-    job: Job, free: list[int], eligible: list[bool], mask: np.ndarray, order: np.ndarray | None
+    job: Job, free: list[int], eligible: list[bool] | None, mask: np.ndarray, order: np.ndarray | None
 ) -> Plan:
     """:func:`first_fit` on the walk's free counts, kept as a list (the job fits them): walked as they
     are on a small cluster, as an array otherwise."""

@@ -61,6 +61,7 @@ class ResourcesView:
         self.free = resources.free  # (already a read-only view, kept in step)
         self.free_licenses = MappingProxyType(resources.free_licenses)
         self.eligible = resources.eligible
+        self.everywhere = resources.everywhere
         self.copies = resources.copies
         self.fastest = resources.fastest
         self.speed = resources.speed
