@@ -265,10 +265,10 @@ def test_groups_select_what_each_cluster_mask_did(count):
     # order, as the mask ``keys == k`` (so sums agree to the last bit); keys outside 0..count-1
     # (-1: a job that reached no cluster) are in no group.
     keys = np.array([2, -1, 0, 2, count, 1, 0, 2, -1, count + 5])
-    groups = _groups(keys, count)
-    assert len(groups) == count
+    order, bounds = _groups(keys, count)
+    assert len(bounds) == count + 1
     for k in range(count):
-        assert groups[k].tolist() == np.flatnonzero(keys == k).tolist()
+        assert order[bounds[k] : bounds[k + 1]].tolist() == np.flatnonzero(keys == k).tolist()
 
 
 def test_is_in_on_a_dictionary_column_is_is_in_on_its_strings():

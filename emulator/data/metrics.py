@@ -125,13 +125,15 @@ def summarize(
     grid |= {key: int(counts.sum()) for key, counts in failures.items()}
     grid = {key: grid[key] for key in METRICS}
     per_cluster = {}
-    job_rows = _groups(_cluster_index(jobs, clusters), len(clusters))
-    event_rows = _groups(series["cluster"], len(clusters))
+    job_order, job_bounds = _groups(_cluster_index(jobs, clusters), len(clusters))
+    by_cluster = _rows(cols | {"measured": measured}, job_order)
+    event_order, event_bounds = _groups(series["cluster"], len(clusters))  # (gathered by cluster: ~2x slower)
     for index, cluster in enumerate(clusters):
-        on = job_rows[index]
-        metrics = _job_metrics(_rows(cols, on), measured[on], cluster.cpus, options.bsld_threshold)
-        metrics |= _usage_metrics(series, event_rows[index], (cluster,))
-        metrics["workload_share"] = _ratio(cols["work"][on].sum(), total_work)
+        mine = _rows(by_cluster, slice(job_bounds[index], job_bounds[index + 1]))
+        metrics = _job_metrics(mine, mine["measured"], cluster.cpus, options.bsld_threshold)
+        events_of = event_order[event_bounds[index] : event_bounds[index + 1]]
+        metrics |= _usage_metrics(series, events_of, (cluster,))
+        metrics["workload_share"] = _ratio(mine["work"].sum(), total_work)
         metrics["mcp"], metrics["pb"] = cluster_cp(metrics, cluster), None
         metrics |= {key: int(counts[index]) for key, counts in failures.items()}
         per_cluster[cluster.name] = {key: metrics[key] for key in METRICS}
@@ -233,22 +235,23 @@ def _cluster_index(jobs: pa.Table, clusters: tuple[Cluster, ...]) -> np.ndarray:
     return np.asarray(pc.fill_null(index, -1).to_numpy(), dtype=np.int64)
 
 
-def _groups(keys: np.ndarray, count: int) -> list[np.ndarray]:
-    """The rows whose key is ``k``, for each ``k`` in ``0..count-1`` (other keys: in none).
+def _groups(keys: np.ndarray, count: int) -> tuple[np.ndarray, list[int]]:
+    """The rows ordered by key, and where each key ``k`` in ``0..count-1`` starts and ends in that
+    order (``bounds[k]:bounds[k + 1]``; other keys: in none).
 
     One stable sort instead of one mask over all rows per key (170 clusters x 752,164 events on
-    LCG-2005-1's sites). Each group's rows ascend, so it selects exactly what the mask
-    ``keys == k`` did, in the same order: sums over it are the same to the last bit.
+    LCG-2005-1's sites), and each column gathered once in that order, a cluster's rows then a
+    slice of it. Each group's rows ascend, so it selects exactly what the mask ``keys == k``
+    did, in the same order: sums over it are the same to the last bit.
     """
     if count < np.iinfo(np.int16).max:  # numpy sorts 16-bit keys stably by radix: 15x faster here
         keys = np.clip(keys, -1, count).astype(np.int16)
     order = np.argsort(keys, kind="stable")
-    bounds = np.searchsorted(keys[order], np.arange(count + 1))
-    return np.split(order, bounds)[1:-1]
+    return order, np.searchsorted(keys[order], np.arange(count + 1)).tolist()
 
 
-def _rows(cols: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
-    """The numeric job columns (:func:`_job_columns`) of ``rows`` only."""
+def _rows(cols: dict[str, np.ndarray], rows: np.ndarray | slice) -> dict[str, np.ndarray]:
+    """The numeric columns (:func:`_job_columns`, a usage series) of ``rows`` only."""
     return {name: values[rows] for name, values in cols.items() if isinstance(values, np.ndarray)}
 
 
