@@ -142,6 +142,11 @@ class RayTransport:
         self._graph, self.plain_reason = compile_rounds(self.hosts) if compiled else (None, "")
 
     @property
+    def computing(self) -> bool:
+        """Whether actors compute the round :meth:`start` sent (else the driver ran all of it)."""
+        return bool(self._round[0])
+
+    @property
     def compiled(self) -> bool:
         """Rounds go through a compiled graph (else one plain call per actor with work)."""
         return self._graph is not None

@@ -101,7 +101,7 @@ class Job:
 
     def to_tuple(self) -> tuple:
         """Flat form for messages that cross process boundaries (msgpack-able)."""
-        return tuple(getattr(self, name) for name in self.FIELDS)
+        return _FIELD_VALUES(self)
 
     @classmethod
     def from_tuple(cls, values: tuple | list) -> Job:
@@ -133,6 +133,9 @@ class Job:
 
 _INIT_ARGS = attrgetter(*list(inspect.signature(Job.__init__).parameters)[1:])
 """A job's constructor arguments, in order (:meth:`Job.__reduce__`)."""
+
+_FIELD_VALUES = attrgetter(*Job.FIELDS)
+"""A job's fields, in :attr:`Job.FIELDS` order (:meth:`Job.to_tuple`: one per dispatch)."""
 
 
 @dataclass(frozen=True)

@@ -268,15 +268,14 @@ class _Drive:
         clock = time.perf_counter
         until, written = cap
         overlap = hasattr(transport, "start")  # its hosts compute while the driver writes (:meth:`_advance`)
-        last: Released | None = None  # the round before's rows, written during this one
+        waiting: list[Released] = []  # rounds' rows not written yet: written while hosts compute
         while going():
             lbts = float(grid.earliest().min(initial=math.inf))
             if lbts == math.inf:
                 break
             horizon = np.minimum(grid.horizons(), until)
             if hasattr(transport, "submit") and grid.free(horizon):
-                if last:
-                    self._release(*last)
+                self._release_all(waiting)
                 return self.free_run(going, hold_last)
             laggards = None
             if self.held > self.held_rows:
@@ -286,40 +285,48 @@ class _Drive:
             if not calls:
                 raise grid.stalled(lbts)
             started = clock()
-            results, writing = self._advance(calls, share(self.budget, len(calls)), last)
+            results, writing = self._advance(calls, share(self.budget, len(calls)), waiting)
             stats.barrier_seconds += clock() - started - transport.compute_seconds - writing
             stats.virtual_time = lbts
             self._took(results)
             watermark = min(grid.watermark(horizon), written)
             if hold_last and not going():  # rows past the foreground's end wait for the tail's limit
                 watermark = -math.inf
-            last = (watermark, results)
+            waiting.append((watermark, results))
             if not overlap:
-                self._release(*last)
-                last = None
-        if last:
-            self._release(*last)
+                self._release_all(waiting)
+        self._release_all(waiting)
 
-    def _advance(self, calls: Calls, budget: int, last: Released | None) -> tuple[Results, float]:
-        """A round's results, the round before's rows written meanwhile; and the seconds writing took.
+    def _advance(self, calls: Calls, budget: int, waiting: list[Released]) -> tuple[Results, float]:
+        """A round's results, the rounds before's rows written meanwhile; and the seconds writing took.
 
         A transport whose hosts run beside the driver (``start``/``finish``,
         the Ray transport) computes the round while the driver writes: the
         rows are the driver's largest share of a round, and the hosts waited
         for it (bench_ray's weak scaling, 128 clusters: ~1 ms of ~7). A round
-        needs the standing the round before left, never its rows written; the
-        sink's count of rows held, which throttles rounds, lags one round.
-        In one process nothing overlaps: rows are written as each round ends.
+        needs the standing the rounds before left, never their rows written.
+        A round the driver ran alone (``transport.computing`` false: the
+        meta partition, in the driver, taking its turn) leaves the rows for
+        the next round, in which the actors compute and the driver waits: at
+        most one round more, so the sink's count of rows held, which throttles
+        rounds, lags at most two. In one process nothing overlaps: rows are
+        written as each round ends.
         """
         transport, clock = self.transport, time.perf_counter
         start = getattr(transport, "start", None)
         if start is not None:
             start(calls, budget)
         started = clock()
-        if last:
-            self._release(*last)
+        if start is None or getattr(transport, "computing", True) or len(waiting) > 1:
+            self._release_all(waiting)
         writing = clock() - started
         return (transport.finish() if start is not None else transport.advance(calls, budget)), writing
+
+    def _release_all(self, waiting: list[Released]) -> None:
+        """The rows of the rounds ``waiting``, in their order; none wait after."""
+        for watermark, results in waiting:
+            self._release(watermark, results)
+        waiting.clear()
 
     def free_run(self, going: Callable[[], bool], hold_last: bool) -> None:
         """No partition can ever reach another: each host gets its next call as soon as it answers.
