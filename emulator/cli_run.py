@@ -60,7 +60,11 @@ def backend_arguments(parser: argparse.ArgumentParser) -> None:
         help="join this Ray cluster (default: $RAY_ADDRESS, else start one)",
     )
     parser.add_argument(
-        "--partitions", type=int, metavar="N", help="Ray actors hosting the partitions (default: one per CPU)"
+        "--partitions",
+        type=int,
+        metavar="N",
+        help="Ray actors hosting the clusters' partitions (default: one per CPU; the meta partition runs "
+        "in the driver)",
     )
     parser.add_argument(
         "--checkpoint-every",
