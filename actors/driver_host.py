@@ -35,11 +35,8 @@ class DriverHost:
 
     def __init__(self, partitions: list) -> None:
         self.local = InProcess(partitions)
+        self.pids = frozenset(self.local.partitions)  # (they never migrate)
         self.done: deque[tuple[Results, dict[int, float]]] = deque()
-
-    @property
-    def pids(self) -> set[int]:
-        return set(self.local.partitions)
 
     def states(self) -> dict[int, State]:
         return self.local.states()

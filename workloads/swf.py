@@ -283,13 +283,12 @@ def read_swf(
         raise ValueError(f"unknown sites {sites!r}; accepted: {', '.join(map(repr, SITES))}")
     if site and sites != "none":
         raise ValueError(f"give either site ({site!r}) or sites ({sites!r}), not both")
-    key = _read_key(path, layout, site, sites, dict(options, rules=rules)) if _shared is not None else None
-    if key in (_shared or {}):
-        return replace(_shared[key], skipped=list(_shared[key].skipped))
-    trace = _read_swf(path, rules, site, sites, layout, options)
-    if key is not None:
-        _shared[key] = trace
-    return trace
+    if _shared is None:
+        return _read_swf(path, rules, site, sites, layout, options)
+    key = _read_key(path, layout, site, sites, dict(options, rules=rules))
+    if key not in _shared:
+        _shared[key] = _read_swf(path, rules, site, sites, layout, options)
+    return replace(_shared[key], skipped=list(_shared[key].skipped))  # (each caller's list its own)
 
 
 _shared: dict | None = None
