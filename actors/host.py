@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import pickle
 
+import ray
+
 from emulator.core.heap import freeze
 from emulator.data.scenario import Scenario
 from emulator.engine.runner import build_partitions
 from emulator.sync.coordinator import InProcess, State
 
+from .channel import serve
 from .packing import pack_results, unpack_calls
 
 
@@ -35,6 +38,14 @@ class PartitionHost:
         calls, budget = unpack_calls(data)
         results = self.local.advance(calls, budget)
         return pack_results(results, self.local.partition_seconds)
+
+    def line(self, node: str) -> str | None:
+        """A direct line for this host's calls (:mod:`actors.channel`), if it runs on the driver's
+        ``node``: the path of the socket to connect to. The driver then calls no other method while
+        a call on the line is out: one thread at a time touches the partitions."""
+        if ray.get_runtime_context().get_node_id() != node:
+            return None
+        return serve(self.advance)
 
     def advance_batch(self, batches: dict[int, bytes], h: int) -> bytes | None:
         """The compiled-graph form of :meth:`advance`: this host's (index ``h``) batch, if it has one."""

@@ -23,13 +23,16 @@ The meta partition runs in the driver (:mod:`actors.driver_host`): on a
 meta-scheduled grid every other round holds it alone, a function call there
 instead of a Ray call.
 
-Rounds are one plain Ray call per actor with work, or, when asked, one
-execution of a Ray Compiled Graph (:mod:`actors.compiled`): a quarter of the
-barrier's cost, but its channels poll, and on a machine with as many actors
-as cores the polling takes CPU from the partitions (bench_ray, case d: 16
-clusters under CS 2.0 ran 1.3x faster than in-process with plain calls and
-0.7x with a compiled graph). A compiled round that fails rebuilds every actor
-from its snapshot (the live ones may already have run the round) and
+Rounds are one call per actor with work: over a direct line (a Unix socket,
+:mod:`actors.channel`) to each actor on the driver's node, else a plain Ray
+call; or, when asked, one execution of a Ray Compiled Graph
+(:mod:`actors.compiled`). A plain call costs about a millisecond, a line a
+tenth of that; a compiled graph's channels cost as little but poll, and on a
+machine with as many actors as cores the polling takes CPU from the partitions
+(bench_ray, case d: 16 clusters under CS 2.0 ran 1.3x faster than in-process
+with plain calls and 0.7x with a compiled graph). Either way an actor that
+dies is recovered the same way. A compiled round that fails rebuilds every
+actor from its snapshot (the live ones may already have run the round) and
 recompiles.
 """
 
@@ -51,6 +54,7 @@ from emulator.data.scenario import Scenario
 from emulator.engine.runner import REBALANCE_EVERY, build_partitions
 from emulator.sync.coordinator import Calls, Results, State
 
+from .calls import GONE, HostCalls, LineClosed
 from .compiled import compile_rounds
 from .driver_host import DriverHost
 from .grouping import better_grouping, decayed_loads, group_partitions, owners, static_weights
@@ -90,8 +94,10 @@ class RayTransport:
     ``groups``: non-empty lists covering the pids ``0..n-1`` but those ``in_driver`` (run by a
     :class:`~actors.driver_host.DriverHost` in this process). ``host`` is the
     actors' class, built as ``host(scenario, pids)`` (benchmarks host synthetic
-    partitions). ``compiled``: rounds through a compiled graph (``plain_reason``
-    says why not, when one was wanted and could not be built).
+    partitions). ``direct``: calls over direct lines to the actors on the driver's
+    node (:mod:`actors.channel`), plain Ray calls to the others. ``compiled``:
+    rounds through a compiled graph (``plain_reason`` says why not, when one was
+    wanted and could not be built); free runs then take plain Ray calls.
     ``rebalance_every``: rounds between rebalancing checks (0: never), which
     migrate partitions when the slowest actor gains more than ``rebalance_gain``
     (a share) and ``rebalance_floor`` (seconds); ``migrations`` counts the
@@ -114,6 +120,7 @@ class RayTransport:
         rebalance_gain: float = REBALANCE_GAIN,
         rebalance_floor: float = REBALANCE_FLOOR,
         in_driver: Sequence[int] = (),
+        direct: bool = True,
     ) -> None:
         self.groups = groups
         self.owner = owners(groups)
@@ -135,11 +142,12 @@ class RayTransport:
         self.hosts = [self._actor.remote(self._scenario, group) for group in groups]
         self._snapshots: list[bytes | None] = [None] * len(groups)
         self._log: list[list[bytes]] = [[] for _ in groups]  # by host: its calls since its snapshot
-        self._flying: list[deque] = [deque() for _ in groups]  # free runs, by host: (ref, call), oldest first
+        self._flying: list[deque] = [deque() for _ in groups]  # free runs, by host: (token, call), oldest 1st
         self._rounds = 0
-        self._round: tuple = ({}, math.inf, {}, ({}, {}))  # start's: packed, horizon, refs, driver's results
+        self._round: tuple = ({}, math.inf, {}, ({}, {}))  # start's: packed, horizon, tokens, the driver's
         self.states()  # every host has built its partitions: start-up, as in one process, not the run's
         self._graph, self.plain_reason = compile_rounds(self.hosts) if compiled else (None, "")
+        self._calls = HostCalls.open(self.hosts, direct and not compiled)
 
     @property
     def computing(self) -> bool:
@@ -148,8 +156,14 @@ class RayTransport:
 
     @property
     def compiled(self) -> bool:
-        """Rounds go through a compiled graph (else one plain call per actor with work)."""
+        """Rounds go through a compiled graph (else one call per actor with work)."""
         return self._graph is not None
+
+    @property
+    def calls(self) -> str:
+        """How rounds reach the actors: ``direct`` lines, ``plain`` Ray calls (or both, on a multi-node
+        cluster: :attr:`actors.calls.HostCalls.kind`), or a ``compiled`` graph."""
+        return "compiled" if self.compiled else self._calls.kind
 
     def states(self) -> dict[int, State]:
         states: dict[int, State] = self.driver.states() if self.driver else {}
@@ -167,28 +181,30 @@ class RayTransport:
         here, there = self._split(calls)
         packed = self._packed(there, budget)
         horizon = min(h for h, _ in calls.values())  # for error messages: the round's earliest horizon
-        refs = self._send(packed) if self._graph is None else {}
-        self._round = (packed, horizon, refs, self.driver.run(here, budget) if here else ({}, {}))
+        tokens = self._send(packed) if self._graph is None else {}
+        self._round = (packed, horizon, tokens, self.driver.run(here, budget) if here else ({}, {}))
 
     def finish(self) -> Results:
         """The results of the round :meth:`start` sent (a dead host is rebuilt and answers it)."""
-        packed, horizon, refs, (results, seconds) = self._round
+        packed, horizon, tokens, (results, seconds) = self._round
         if not packed:  # the driver's partitions alone
-            replies = {}
+            replies = iter(())
         elif self._graph is None:
-            replies = self._plain(packed, horizon, refs)
+            replies = self._answers(packed, horizon, tokens)
         else:
-            replies = self._compiled(packed, horizon)
+            replies = iter(self._compiled(packed, horizon).items())
         self.compute_seconds = sum(seconds.values())
         self.partition_seconds = dict(seconds)
-        for data in replies.values():
-            seconds, part = unpack_results(data)
+        parts = {}
+        for h, data in replies:  # each unpacked as it arrives, while the slower hosts compute
+            seconds, parts[h] = unpack_results(data)
             self.partition_seconds.update(seconds)
             self.compute_seconds = max(self.compute_seconds, sum(seconds.values()))
             if self.rebalance_every:
                 for pid, spent in seconds.items():
                     self._window[pid] += spent
-            results.update(part)
+        for h in sorted(parts):  # (results in host order, whichever answered first)
+            results.update(parts[h])
         self._after_round(packed, horizon)
         return results
 
@@ -224,16 +240,21 @@ class RayTransport:
         return {h: pack_calls(batch, budget) for h, batch in batches.items()}
 
     def _send(self, calls: dict[int, bytes]) -> dict:
-        """One plain Ray call per host in ``calls``: its reply's ref, by host."""
-        return {h: self.hosts[h].advance.remote(data) for h, data in calls.items()}
+        """One call per host in ``calls`` (a direct line's or Ray's): its token, by host."""
+        return {h: self._calls.send(h, data) for h, data in calls.items()}
 
-    def _plain(self, calls: dict[int, bytes], horizon: float, refs: dict) -> dict[int, bytes]:
-        """The replies to one Ray call per host with work (``refs``, by host); a dead host is rebuilt
-        and answers the round."""
-        try:
-            return dict(zip(refs, ray.get(list(refs.values())), strict=True))
-        except RayActorError:
-            return {h: self._reply(h, ref, calls[h], horizon) for h, ref in refs.items()}
+    def _answers(self, calls: dict[int, bytes], horizon: float, tokens: dict) -> Iterator[tuple[int, bytes]]:
+        """``(host, reply)`` to one call per host with work (``tokens``, by host), the first to answer
+        first; a dead host is rebuilt and answers the round."""
+        waiting = dict(tokens)
+        while waiting:
+            h = self._calls.first(waiting)
+            token = waiting.pop(h)
+            try:
+                reply = self._calls.answer(h, token)
+            except GONE as err:
+                reply = self._recover(h, calls[h], horizon, err)
+            yield h, reply
 
     def _compiled(self, calls: dict[int, bytes], horizon: float) -> dict[int, bytes]:
         """One compiled-graph execution; if it fails, every host is rebuilt and the round run again."""
@@ -244,18 +265,11 @@ class RayTransport:
             try:
                 if self._graph:
                     return self._graph.call(calls)
-                return self._plain(calls, horizon, self._send(calls))
-            except RayError as again:
+                return dict(self._answers(calls, horizon, self._send(calls)))
+            except (RayError, LineClosed) as again:
                 raise HostDied(
                     f"Ray actors died again while recovering, {_when(horizon)}: {_cause(again)}"
                 ) from again
-
-    def _reply(self, h: int, ref, call: bytes, horizon: float) -> bytes:
-        """One host's reply after some host died: recover the dead ones."""
-        try:
-            return ray.get(ref)
-        except RayActorError as err:
-            return self._recover(h, call, horizon, err)
 
     def _after_round(self, calls: dict[int, bytes], horizon: float) -> None:
         """Log the round; snapshot every host and forget the logs every ``checkpoint_every`` rounds and
@@ -294,7 +308,7 @@ class RayTransport:
         if here:
             self.driver.submit(here, budget)
         for h, packed in self._packed(there, budget).items():
-            self._flying[h].append((self.hosts[h].advance.remote(packed), packed))
+            self._flying[h].append((self._calls.send(h, packed), packed))
 
     def collect(self) -> Results:
         """The results of a host's oldest call, the first to answer (a dead host is rebuilt, answers, and
@@ -304,15 +318,13 @@ class RayTransport:
             results, seconds = self.driver.done.popleft()
             self.compute_seconds, self.partition_seconds = sum(seconds.values()), seconds
             return results
-        oldest = {queue[0][0]: h for h, queue in enumerate(self._flying) if queue}
-        (ref,), _ = ray.wait(list(oldest), num_returns=1)
-        h = oldest[ref]
-        _, packed = self._flying[h].popleft()
+        h = self._calls.first({h: queue[0][0] for h, queue in enumerate(self._flying) if queue})
+        token, packed = self._flying[h].popleft()
         try:
-            data = ray.get(ref)
-        except RayActorError as err:
+            data = self._calls.answer(h, token)
+        except GONE as err:
             data = self._recover(h, packed, math.inf, err)
-            self._flying[h] = deque((self.hosts[h].advance.remote(call), call) for _, call in self._flying[h])
+            self._flying[h] = deque((self._calls.send(h, call), call) for _, call in self._flying[h])
         if self.checkpoint_every:
             self._log[h].append(packed)
             if len(self._log[h]) >= self.checkpoint_every and not self._flying[h]:
@@ -406,17 +418,21 @@ class RayTransport:
             self._graph, self.plain_reason = compile_rounds(self.hosts)
 
     def _rebuild(self, h: int) -> None:
-        """A new actor for host ``h``'s current group at its last snapshot, the logged rounds replayed."""
+        """A new actor for host ``h``'s current group at its last snapshot, the logged rounds replayed
+        (the old one is killed first: a line that broke may have left it alive)."""
+        ray.kill(self.hosts[h])
         host = self._actor.remote(self._scenario, self.groups[h])
         if self._snapshots[h] is not None:
             ray.get(host.restore.remote(self._snapshots[h]))
         for call in self._log[h]:
             ray.get(host.advance.remote(call))
         self.hosts[h] = host
+        self._calls.replace(h, host)
 
     def close(self) -> None:
         if self._graph is not None:
             self._graph.close()
+        self._calls.close()
         for host in self.hosts:
             ray.kill(host)
 
@@ -453,9 +469,10 @@ class RayBackend:
 
     ``hosts`` defaults to one per CPU of the Ray cluster, never more than there
     are partitions; partitions start in LPT groups over :func:`static_weights`.
-    ``compiled``: barrier rounds through a Ray Compiled Graph (else one plain
-    call per actor). ``meta_in_driver``: the meta partition runs in the
-    driver, not in an actor. After a run, ``migrations`` counts the
+    ``compiled``: barrier rounds through a Ray Compiled Graph (else one call
+    per actor). ``meta_in_driver``: the meta partition runs in the driver, not
+    in an actor. ``direct``: calls to the actors on the driver's node over
+    direct lines (:mod:`actors.channel`), not plain Ray calls. After a run, ``migrations`` counts the
     partitions that rebalancing moved.
 
     >>> backend = ray_backend(hosts=2, rebalance_every=100)  # doctest: +SKIP
@@ -469,6 +486,7 @@ class RayBackend:
     compiled: bool = False
     rebalance_every: int = REBALANCE_EVERY
     meta_in_driver: bool = True
+    direct: bool = True
     migrations: int = field(default=0, init=False)
 
     @contextmanager
@@ -485,6 +503,7 @@ class RayBackend:
                 compiled=self.compiled,
                 rebalance_every=self.rebalance_every,
                 in_driver=in_driver,
+                direct=self.direct,
             )
             if transport.plain_reason:
                 print(
