@@ -78,7 +78,9 @@ def serve(handler: Callable[[bytes], bytes]) -> str:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(1)
-    threading.Thread(target=_answer_calls, args=(listener, folder, handler), daemon=True).start()
+    serving = threading.Thread(target=_answer_calls, args=(listener, folder, handler), name="gridemu-line")
+    serving.daemon = True
+    serving.start()
     return path
 
 

@@ -77,11 +77,18 @@ def kth_slice() -> dict:
     }
 
 
-@pytest.mark.parametrize(("hosts", "compiled"), [(1, True), (2, True), (3, True), (2, False)])
-def test_quickstart_is_byte_identical_on_ray_whatever_the_grouping(ray_instance, tmp_path, hosts, compiled):
+@pytest.mark.parametrize(
+    ("hosts", "calls"),
+    [(1, "compiled"), (2, "compiled"), (3, "compiled"), (2, "plain"), (1, "direct"), (3, "direct")],
+)
+def test_quickstart_is_byte_identical_on_ray_whatever_the_grouping_and_calls(
+    ray_instance, tmp_path, hosts, calls
+):
     scenario = load_scenario("quickstart", ["workload.jobs=150"])
     run(scenario, tmp_path / "inproc")
-    backend = ray_backend(hosts=hosts, checkpoint_every=0, compiled=compiled)
+    backend = ray_backend(
+        hosts=hosts, checkpoint_every=0, compiled=calls == "compiled", direct=calls == "direct"
+    )
     run(scenario, tmp_path / "ray", backend=backend)
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
 
@@ -218,6 +225,7 @@ class KillingBackend:
     rebalance_every: int = 0
     after_migration: bool = False
     in_driver: tuple[int, ...] = ()  # partitions the driver runs (ray_backend's: the meta partition)
+    direct: bool = True
     kind: type = Killing
     transport: Killing | None = None
     graph: object = None  # the compiled graph the transport started with
@@ -236,8 +244,10 @@ class KillingBackend:
             rebalance_gain=0.0,  # any measured gain moves partitions: as many migrations as can be
             rebalance_floor=0.0,
             in_driver=self.in_driver,
+            direct=self.direct,
         )
         assert transport.compiled == self.compiled, transport.plain_reason
+        assert transport.calls == ("compiled" if self.compiled else "direct" if self.direct else "plain")
         transport.kill_at, transport.after_migration = self.kill_at, self.after_migration
         self.transport, self.graph = transport, transport._graph
         try:
@@ -247,26 +257,38 @@ class KillingBackend:
 
 
 @pytest.mark.parametrize(
-    ("compiled", "in_driver"),
-    [(True, ()), (False, ()), (False, (0,))],
-    ids=["compiled-graph", "plain-calls", "meta-in-driver"],
+    ("calls", "in_driver"),
+    [("compiled", ()), ("plain", ()), ("direct", ()), ("direct", (0,))],
+    ids=["compiled-graph", "plain-calls", "direct-lines", "meta-in-driver"],
 )
 def test_a_dead_actor_is_recovered_from_its_checkpoint_and_the_trace_is_unchanged(
-    ray_instance, tmp_path, compiled, in_driver
+    ray_instance, tmp_path, calls, in_driver
 ):
     scenario = load_scenario("quickstart", ["workload.jobs=200"])
     run(scenario, tmp_path / "inproc")
-    backend = KillingBackend(kill_at=130, checkpoint_every=50, compiled=compiled, in_driver=in_driver)
+    backend = KillingBackend(
+        kill_at=130,
+        checkpoint_every=50,
+        compiled=calls == "compiled",
+        direct=calls == "direct",
+        in_driver=in_driver,
+    )
     run(scenario, tmp_path / "ray", backend=backend)
     assert backend.transport.killed
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
 
 
-@pytest.mark.parametrize("in_driver", [(), (0,)], ids=["meta-in-actor", "meta-in-driver"])
-def test_a_dead_actor_running_free_is_recovered_and_the_trace_is_unchanged(ray_instance, tmp_path, in_driver):
+@pytest.mark.parametrize(
+    ("direct", "in_driver"),
+    [(True, ()), (True, (0,)), (False, (0,))],
+    ids=["meta-in-actor", "meta-in-driver", "plain-calls"],
+)
+def test_a_dead_actor_running_free_is_recovered_and_the_trace_is_unchanged(
+    ray_instance, tmp_path, direct, in_driver
+):
     scenario = parse(direct_sites(count=4, jobs=2000), "test")
     run(scenario, tmp_path / "inproc")
-    backend = KillingBackend(kill_at=1, checkpoint_every=1, compiled=False, in_driver=in_driver)
+    backend = KillingBackend(kill_at=1, checkpoint_every=1, direct=direct, in_driver=in_driver)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("emulator.sync.coordinator.EVENT_BUDGET", 50)  # many calls per host: kills land mid-run
         run(scenario, tmp_path / "ray", backend=backend)
@@ -421,6 +443,35 @@ def test_a_plugin_only_the_driver_can_import_runs_in_actors_and_sweep_tasks(
     assert times(tmp_path / "ray") == SMALLEST_TIMES
     [result] = ray_tasks()(str(SCENARIO), points([("local.policy", [spec])]))
     assert not result.error and result.metrics["makespan"] == 19.0
+
+
+FAILING_POLICY = """
+from emulator.policies.local_base import LocalPolicy
+
+
+class FailsAtThirdPass(LocalPolicy):
+    passes = 0
+
+    def schedule(self, view):
+        self.passes += 1
+        if self.passes == 3:
+            raise ValueError(f"policy bug at {view.now:g}")
+        return []
+"""
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["direct-lines", "plain-calls"])
+def test_an_error_in_an_actors_partition_is_raised_in_the_driver_as_itself(
+    ray_instance, tmp_path, monkeypatch, direct
+):
+    from .test_plugins import SCENARIO
+
+    (tmp_path / "failing_policy.py").write_text(FAILING_POLICY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    scenario = load_scenario(SCENARIO, ["local.policy=failing_policy:FailsAtThirdPass"])
+    with pytest.raises(ValueError, match=r"policy bug at [0-9]+"):
+        run(scenario, tmp_path / "ray", backend=ray_backend(hosts=1, checkpoint_every=0, direct=direct))
+    assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == [".running", "events.arrow.part"]
 
 
 def test_the_driver_import_path_leaves_the_interpreter_out(tmp_path, monkeypatch):
