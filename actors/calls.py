@@ -10,14 +10,13 @@ transport recovers the actor the same way.
 from __future__ import annotations
 
 import contextlib
-import pickle
 import select
 import socket
 
 import ray
 from ray.exceptions import RayActorError
 
-from .channel import LineClosed, connect, read_frame, write_frame
+from .channel import LineClosed, connect, raise_remote, read_frame, write_frame
 
 GONE = (RayActorError, LineClosed)
 """What a call to a dead actor raises: Ray's error, or the end of its direct line."""
@@ -70,7 +69,7 @@ class HostCalls:
             return ray.get(token)
         frame = read_frame(line)
         if frame[:1] == b"e":
-            raise pickle.loads(frame[1:])
+            raise_remote(frame[1:])
         return frame[1:]
 
     def first(self, oldest: dict[int, object]) -> int:

@@ -16,9 +16,10 @@ cluster the other actors take plain Ray calls (:mod:`actors.calls`). The
 socket lives in a directory only this user can enter, is unlinked once the
 driver has connected, and takes one connection: no other process can call.
 
-Frames: a 4-byte length, then the bytes; an answer's first byte says whether
-it is the call's reply or the exception the call raised (pickled, re-raised
-in the driver as Ray re-raises an actor's exception). An actor that dies
+Frames: an 8-byte length, then the bytes; an answer's first byte says whether
+it is the call's reply or the exception the call raised (pickled with its
+traceback's text, re-raised in the driver as Ray re-raises an actor's
+exception: :func:`raise_remote`). An actor that dies
 closes its end: the driver reads end-of-file and recovers the actor as it
 would from a Ray call's :class:`~ray.exceptions.RayActorError`.
 """
@@ -32,14 +33,26 @@ import socket
 import struct
 import tempfile
 import threading
+import traceback
 from collections.abc import Callable
 
 _LENGTH = struct.Struct("!Q")
 _REPLY, _RAISED = b"r", b"e"
 
+ACCEPT_SECONDS = 120.0
+"""How long an actor's line waits for the driver to connect before it gives up and removes its
+socket (a driver that died between asking for the line and connecting)."""
+
 
 class LineClosed(ConnectionError):
     """The actor's end of a line closed: its process died (or it stopped serving)."""
+
+
+class RemoteTraceback(Exception):
+    """Where in the actor an exception raised on a line came from (its ``__cause__``)."""
+
+    def __str__(self) -> str:
+        return "\n" + self.args[0]
 
 
 def write_frame(sock: socket.socket, data: bytes) -> None:
@@ -85,9 +98,15 @@ def serve(handler: Callable[[bytes], bytes]) -> str:
 
 
 def _answer_calls(listener: socket.socket, folder: str, handler: Callable[[bytes], bytes]) -> None:
-    with listener:
-        line, _ = listener.accept()
-    shutil.rmtree(folder, ignore_errors=True)
+    listener.settimeout(ACCEPT_SECONDS)
+    try:
+        with listener:
+            line, _ = listener.accept()
+    except TimeoutError:
+        return
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    line.settimeout(None)  # (calls may be minutes apart: a free run's other hosts, a long snapshot)
     with line:
         while True:
             try:
@@ -97,15 +116,21 @@ def _answer_calls(listener: socket.socket, folder: str, handler: Callable[[bytes
             try:
                 answer = _REPLY + handler(call)
             except BaseException as err:  # the driver re-raises it, as Ray would an actor's
-                answer = _RAISED + _pickled(err)
+                answer = _RAISED + _pickled(err, traceback.format_exc())
             write_frame(line, answer)
 
 
-def _pickled(err: BaseException) -> bytes:
+def _pickled(err: BaseException, where: str) -> bytes:
     try:
-        return pickle.dumps(err, protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps((err, where), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # an exception that does not pickle still says what it was
-        return pickle.dumps(RuntimeError(f"{type(err).__name__}: {err}"))
+        return pickle.dumps((RuntimeError(f"{type(err).__name__}: {err}"), where))
+
+
+def raise_remote(data: bytes) -> None:
+    """Raise the exception an answer carried (:data:`_RAISED`), its traceback in the actor as its cause."""
+    err, where = pickle.loads(data)
+    raise err from RemoteTraceback(where)
 
 
 def connect(path: str) -> socket.socket:
@@ -115,4 +140,13 @@ def connect(path: str) -> socket.socket:
     return line
 
 
-__all__ = ["LineClosed", "connect", "read_frame", "serve", "write_frame"]
+__all__ = [
+    "ACCEPT_SECONDS",
+    "LineClosed",
+    "RemoteTraceback",
+    "connect",
+    "raise_remote",
+    "read_frame",
+    "serve",
+    "write_frame",
+]

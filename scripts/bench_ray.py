@@ -4,12 +4,14 @@ Four tables:
 
 1. ``barrier``: rounds/s of an empty barrier (partitions with one event per
    round and nothing to do) hosted one per actor, for 1, 2, 4 and 16
-   partitions, next to Ray's own cost of one round of parallel actor calls
-   with a tiny payload (``ray-round ms``), each the median of three runs
-   taken in turn. ``overhead`` = our round / Ray's round - 1: the target is <= 20%.
-2. ``backends``: wall seconds in-process vs Ray (2 actors: plain calls with
-   rebalancing every 200 rounds, the same with the static grouping only, and a
-   compiled graph) for (a) 4 clusters x 50 machines, 20k jobs, EASY and (b) 8
+   partitions, for each way of calling the actors (plain Ray calls, direct
+   lines, a compiled graph), next to the bare cost of one round of parallel
+   calls that way with a tiny payload (``bare round ms``: Ray's own calls or
+   graph, or frames echoed over the lines), each the median of three runs
+   taken in turn. ``overhead`` = our round / the bare round - 1.
+2. ``backends``: wall seconds in-process vs Ray (2 actors: direct lines with
+   rebalancing every 200 rounds, the same with the static grouping only, plain
+   Ray calls, and a compiled graph) for (a) 4 clusters x 50 machines, 20k jobs, EASY and (b) 8
    clusters x 150 machines, 10k jobs, CS 2.0 (a plan over every job in the
    cluster at each event: real per-event work), with the rounds, mean
    partition compute and mean barrier overhead per round. Ray pays a fraction
@@ -36,7 +38,8 @@ Four tables:
    seconds whatever the run, are given apart in ``ray start+stop s``), the measured speed-up,
    and the speed-up N actors on N cores could reach
    (``actors.grouping.projected_speedup``: each round's measured compute by partition, the
-   partitions grouped by LPT, plus Ray's round cost for N actors fitted on rounds measured here;
+   partitions grouped by LPT, plus the round's cost for N actors on direct lines, fitted on
+   rounds measured here;
    the meta partition runs in the driver, so a round holding it alone pays no Ray round),
    so users see what a 16- or 64-core machine would give, which a 2-core one cannot show.
 4. ``sweep``: 20 independent quickstart runs (10k jobs each) one after another vs a process
@@ -62,6 +65,8 @@ import numpy as np
 import ray
 
 from actors import RayTransport, ray_backend
+from actors.calls import HostCalls
+from actors.channel import connect, serve
 from actors.compiled import CompiledRounds
 from actors.grouping import projected_speedup, round_work, two_actor_ceilings
 from actors.host import PartitionHost
@@ -121,38 +126,52 @@ class Echo:
     def ping(self, data: bytes) -> bytes:
         return data
 
+    def line(self) -> str:
+        return serve(self.ping)
+
     def advance_batch(self, batches: dict, h: int) -> bytes | None:
         return batches.get(h)
+
+
+CALLS = ("plain", "direct", "compiled")
+"""The ways a round can call the actors (``gridemu run --ray-calls``)."""
 
 
 def barrier_rows(rounds: int, repeats: int = REPEATS) -> list[dict]:
     rows = []
     for n in PARTITIONS:
-        for compiled in (False, True):
+        for calls in CALLS:
             ours, raw = [], []
             for _ in range(repeats):
-                ours.append(our_round(n, rounds, compiled))
-                raw.append(ray_round(n, rounds, compiled))
+                ours.append(our_round(n, rounds, calls))
+                raw.append(bare_round(n, rounds, calls))
             ours, raw = statistics.median(ours), statistics.median(raw)
             rows.append(
                 {
                     "table": "barrier",
                     "partitions": n,
-                    "calls": "compiled" if compiled else "plain",
+                    "calls": calls,
                     "rounds/s": 1 / ours,
                     "round ms": ours * 1e3,
-                    "ray-round ms": raw * 1e3,
+                    "bare round ms": raw * 1e3,
                     "overhead": f"{ours / raw - 1:+.0%}",
                 }
             )
     return rows
 
 
-def our_round(n: int, rounds: int, compiled: bool) -> float:
-    """Seconds per round of our coordinator over ``n`` Ticker partitions, one per actor."""
+def our_round(n: int, rounds: int, calls: str) -> float:
+    """Seconds per round of our coordinator over ``n`` Ticker partitions, one per actor, the actors
+    called ``calls`` (:data:`CALLS`)."""
     groups = [[pid] for pid in range(n)]
     transport = RayTransport(
-        rounds, groups, checkpoint_every=0, host=TickerHost, compiled=compiled, rebalance_every=0
+        rounds,
+        groups,
+        checkpoint_every=0,
+        host=TickerHost,
+        compiled=calls == "compiled",
+        rebalance_every=0,
+        direct=calls == "direct",
     )
     transport.states()  # the actors are up: their start is not a round's cost
     links = Links({(src, dst): 1.0 for src in range(n) for dst in range(n) if src != dst})
@@ -163,16 +182,24 @@ def our_round(n: int, rounds: int, compiled: bool) -> float:
     return elapsed / stats.rounds
 
 
-def ray_round(n: int, rounds: int, compiled: bool) -> float:
-    """Seconds per round of Ray's own parallel call to ``n`` actors with a tiny payload."""
+def bare_round(n: int, rounds: int, calls: str) -> float:
+    """Seconds per round of a parallel call to ``n`` actors with a tiny payload, made ``calls``: Ray's
+    own calls or compiled graph, or frames echoed over direct lines."""
     cpus = min(1.0, ray.cluster_resources().get("CPU", 1.0) / n)  # as RayTransport asks for its actors
     actors = [ray.remote(Echo).options(num_cpus=cpus).remote() for _ in range(n)]
     ray.get([a.ping.remote(b"") for a in actors])
-    if compiled:
+    graph = lines = None
+    if calls == "compiled":
         graph = CompiledRounds(actors)
         call = graph.call
+    elif calls == "direct":
+        lines = HostCalls(actors, [connect(path) for path in ray.get([a.line.remote() for a in actors])])
+
+        def call(batches: dict) -> list:
+            for h, data in batches.items():
+                lines.send(h, data)
+            return [lines.answer(h, None) for h in batches]
     else:
-        graph = None
 
         def call(batches: dict) -> list:
             return ray.get([actors[h].ping.remote(data) for h, data in batches.items()])
@@ -185,6 +212,8 @@ def ray_round(n: int, rounds: int, compiled: bool) -> float:
     elapsed = time.perf_counter() - started
     if graph is not None:
         graph.close()
+    if lines is not None:
+        lines.close()
     for actor in actors:
         ray.kill(actor)
     return elapsed / rounds
@@ -261,8 +290,9 @@ def backend_rows(wanted: str = "abcd") -> list[dict]:
     timed: list[TimedInProcess] = []
     backends = {
         "inproc": timed_in_process(timed),
-        "ray, 2 actors, plain": ray_backend(hosts=2, checkpoint_every=0, compiled=False),
-        "ray, 2 actors, plain, static": ray_backend(hosts=2, checkpoint_every=0, rebalance_every=0),
+        "ray, 2 actors, direct": ray_backend(hosts=2, checkpoint_every=0),
+        "ray, 2 actors, direct, static": ray_backend(hosts=2, checkpoint_every=0, rebalance_every=0),
+        "ray, 2 actors, plain": ray_backend(hosts=2, checkpoint_every=0, direct=False),
         "ray, 2 actors, compiled": ray_backend(hosts=2, checkpoint_every=0, compiled=True),
     }
     for label, build in CASES.items():
@@ -317,14 +347,14 @@ def weak_grid(clusters: int, latency: float = 1.0) -> dict:
 
 
 def round_costs(sizes=(1, 2, 4), rounds: int = 300) -> tuple[float, float]:
-    """Ray's round of plain calls as ``base + per_actor * actors`` seconds, fitted on measured rounds.
+    """A round over direct lines as ``base + per_actor * actors`` seconds, fitted on measured rounds.
 
     Each size is measured twice and the faster kept: a first measurement pays the actors' first
     calls (imports in the workers), which made the 1-actor round slowest, the fitted slope negative
     and the projections for many cores nonsense. A round never gets cheaper with more actors: the
     slope is at least 0.
     """
-    measured = [min(our_round(n, rounds, compiled=False) for _ in range(2)) for n in sizes]
+    measured = [min(our_round(n, rounds, "direct") for _ in range(2)) for n in sizes]
     per_actor, base = np.polyfit(sizes, measured, 1)
     if per_actor < 0:
         per_actor, base = 0.0, max(measured)
