@@ -101,9 +101,15 @@ class HostCalls:
 
 
 def line_to(host) -> socket.socket | None:
-    """A direct line to ``host`` if it runs on this node (else None)."""
+    """A direct line to ``host`` if it runs on this node and its socket can be reached from here (a
+    worker with a private temporary folder, say; its line then gives up waiting): else None."""
     path = ray.get(host.line.remote(ray.get_runtime_context().get_node_id()))
-    return None if path is None else connect(path)
+    if path is None:
+        return None
+    try:
+        return connect(path)
+    except OSError:
+        return None
 
 
 __all__ = ["GONE", "POLL_SECONDS", "HostCalls", "line_to"]

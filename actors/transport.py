@@ -473,7 +473,8 @@ class RayBackend:
     per actor). ``meta_in_driver``: the meta partition runs in the driver, not
     in an actor. ``direct``: calls to the actors on the driver's node over
     direct lines (:mod:`actors.channel`), not plain Ray calls. After a run, ``migrations`` counts the
-    partitions that rebalancing moved.
+    partitions that rebalancing moved, and ``calls`` says how rounds reached the actors
+    (:attr:`RayTransport.calls`).
 
     >>> backend = ray_backend(hosts=2, rebalance_every=100)  # doctest: +SKIP
     >>> run(scenario, backend=backend); backend.migrations   # doctest: +SKIP
@@ -488,6 +489,7 @@ class RayBackend:
     meta_in_driver: bool = True
     direct: bool = True
     migrations: int = field(default=0, init=False)
+    calls: str = field(default="", init=False)
 
     @contextmanager
     def __call__(self, scenario: Scenario) -> Iterator[RayTransport]:
@@ -512,7 +514,7 @@ class RayBackend:
             try:
                 yield transport
             finally:
-                self.migrations = transport.migrations
+                self.migrations, self.calls = transport.migrations, transport.calls
                 transport.close()
 
 

@@ -166,6 +166,10 @@ class SweepDir:
         return f"SweepDir({str(self.path)!r}: {self.table.num_rows} points, varied {', '.join(self.keys)})"
 
 
+RAY_CALLS = ("direct", "plain", "compiled")
+"""How a Ray run's rounds call the actors (``gridemu run --ray-calls``)."""
+
+
 def open_run(path: Path | str) -> RunDir:
     """An existing run directory (``gridemu run``'s output, or a sweep's ``point-NNN``)."""
     return RunDir(path)
@@ -187,23 +191,33 @@ def emulate(
     checkpoint_every: int = 1000,
     rebalance_every: int = runner.REBALANCE_EVERY,
     overwrite: bool = False,
+    ray_calls: str = "direct",
 ) -> RunDir:
     """Run a scenario (a file or a built-in name) as ``gridemu run`` does and open its run directory.
 
     ``set`` takes ``--set`` overrides (``["workload.jobs=500", "meta.policy=random"]``);
     ``out_dir`` defaults to a new ``runs/<name>-seed<N>-NNN``. ``backend="ray"``
     hosts the partitions in Ray actors (``ray_address``, ``partitions``,
-    ``checkpoint_every`` and ``rebalance_every`` as the CLI's options); the trace
-    is the same either way. ``overwrite`` replaces a run already in ``out_dir``
+    ``checkpoint_every``, ``rebalance_every`` and ``ray_calls`` as the CLI's
+    options); the trace is the same either way. ``overwrite`` replaces a run already in ``out_dir``
     (``--overwrite``); without it a directory in use or holding files is refused.
     """
+    if ray_calls not in RAY_CALLS:
+        raise ValueError(f"ray_calls {ray_calls!r}: expected one of {', '.join(map(repr, RAY_CALLS))}")
     loaded = load(scenario, list(set), seed=seed)
     if backend == "inproc":
         host = runner.in_process
     elif backend == "ray":
         from actors import ray_backend  # imports Ray: only when asked for
 
-        host = ray_backend(ray_address, partitions, checkpoint_every, rebalance_every=rebalance_every)
+        host = ray_backend(
+            ray_address,
+            partitions,
+            checkpoint_every,
+            compiled=ray_calls == "compiled",
+            rebalance_every=rebalance_every,
+            direct=ray_calls == "direct",
+        )
     else:
         raise ValueError(f"backend {backend!r}: expected 'inproc' or 'ray'")
     out = None if out_dir is None else Path(out_dir)

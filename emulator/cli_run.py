@@ -118,6 +118,9 @@ def run_scenario(args: argparse.Namespace, scen: scenario.Scenario) -> int:
     print(format_summary(result.summary))
     if args.verbose:
         print(format_timing(result.stats, [c.name for c in scen.platform.clusters]))
+        calls = getattr(backend, "calls", "")  # how a Ray backend's rounds reached its actors
+        if calls:
+            print(f"Ray calls: {RAY_CALLS.get(calls, calls)}")
         moved = getattr(backend, "migrations", 0)  # a Ray backend's rebalancing
         if moved:
             print(f"rebalancing: {moved} partition migration(s) between Ray actors")
@@ -130,6 +133,14 @@ def run_scenario(args: argparse.Namespace, scen: scenario.Scenario) -> int:
     print(f"run directory: {result.out_dir}")
     return 0
 
+
+RAY_CALLS = {
+    "direct": "direct lines to every actor",
+    "plain": "plain Ray calls",
+    "direct+plain": "direct lines to the actors on this node, plain Ray calls to the others",
+    "compiled": "a Ray Compiled Graph",
+}
+"""``--verbose``'s words for :attr:`actors.RayTransport.calls`."""
 
 BARRIER_WARNING = 0.5
 """Share of a Ray run's time spent in the barrier above which the user is told."""

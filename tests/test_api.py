@@ -62,6 +62,8 @@ def test_either_backend_gives_the_same_run(tmp_path):
     )
     with pytest.raises(ValueError, match="backend 'mpi'"):
         emulate("quickstart", backend="mpi", out_dir=tmp_path / "x")
+    with pytest.raises(ValueError, match=r"ray_calls 'grpc': expected one of 'direct', 'plain', 'compiled'"):
+        emulate("quickstart", backend="ray", ray_calls="grpc", out_dir=tmp_path / "y")
 
 
 def test_every_report_figure_can_be_plotted(run):

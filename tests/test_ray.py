@@ -355,6 +355,23 @@ def test_an_actor_dying_in_a_migration_rolls_every_actor_back_and_the_trace_is_u
     assert backend.transport.killed and backend.transport.migrations > 0  # later migrations went through
 
 
+def test_actors_whose_socket_the_driver_cannot_reach_take_plain_ray_calls(
+    ray_instance, tmp_path, monkeypatch
+):
+    def unreachable(path):
+        raise PermissionError(13, "Permission denied", path)
+
+    scenario = load_scenario("quickstart", ["workload.jobs=100"])
+    run(scenario, tmp_path / "inproc")
+    backend = ray_backend(hosts=2, checkpoint_every=0)
+    run(scenario, tmp_path / "direct", backend=backend)
+    assert backend.calls == "direct"
+    monkeypatch.setattr("actors.calls.connect", unreachable)
+    run(scenario, tmp_path / "ray", backend=backend)
+    assert backend.calls == "plain"
+    assert same_files(tmp_path / "inproc", tmp_path / "ray")
+
+
 def test_ray_listens_on_loopback_only(ray_instance):
     listening = subprocess.run(["ss", "-tlnpH"], capture_output=True, text=True, check=False).stdout
     ray_lines = [
@@ -385,6 +402,7 @@ def test_cli_run_on_ray_reports_the_barrier(ray_instance, tmp_path, capsys):
     assert main([*argv, "--rebalance-every", "5", "--out", str(out), "--set", "workload.jobs=40"]) == 0
     printed = capsys.readouterr()
     assert "40 jobs: 40 finished" in printed.out and "barrier" in printed.out and "per round" in printed.out
+    assert "Ray calls: direct lines to every actor\n" in printed.out
     assert '"backend": "ray"' in (out / "summary.json").read_text()
 
 
