@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from emulator import load_scenario, run
 from emulator.core.model import Job
+from emulator.data import trace
 from emulator.data.trace import EVENT_SCHEMA
 from emulator.policies.easy import Easy
 
@@ -158,3 +159,23 @@ def test_a_tables_model_columns_are_written_as_its_jobs_would_be(rows, split):
     table = table.set_column(7, "deadline", deadlines)
     table = pa.concat_tables([table.slice(0, min(split, n)), table.slice(min(split, n))])  # two chunks
     assert _ipc_bytes(model_columns(table)) == _ipc_bytes(from_jobs(to_jobs(table)))
+
+
+@pytest.mark.parametrize(
+    ("columns_at", "batch_width"),
+    [(1, trace.BATCH_WIDTH), (7, trace.BATCH_WIDTH), (300, trace.BATCH_WIDTH), (1, 40)],
+)
+def test_the_files_bytes_do_not_depend_on_when_released_rows_become_columns(
+    tmp_path, monkeypatch, columns_at, batch_width
+):
+    # Rounds of a few rows each, PEs listed; batches of 1,000 rows. By default no run of releases
+    # becomes columns before its batch is written (COLUMNS_AT is above 1,000); here they do early,
+    # unless they list more machines and PEs than a batch may (40: most runs of releases do).
+    scenario = load_scenario("stress", ["workload.jobs=300"])
+    monkeypatch.setattr(trace.TraceWriter.__init__, "__defaults__", (None, 1000))
+    monkeypatch.setattr(trace, "BATCH_WIDTH", batch_width)
+    run(scenario, tmp_path / "late")
+    monkeypatch.setattr(trace, "COLUMNS_AT", columns_at)
+    run(scenario, tmp_path / "early")
+    for file in ("events.arrow", "jobs.arrow"):
+        assert (tmp_path / "early" / file).read_bytes() == (tmp_path / "late" / file).read_bytes()
