@@ -84,13 +84,19 @@ def serve(handler: Callable[[bytes], bytes]) -> str:
     ``handler`` on a daemon thread, one after the other, in order; returns the socket's path.
 
     The path (in a directory of mode 0700) is removed once the driver connects.
-    The thread ends when the driver closes the line.
+    The thread ends when the driver closes the line. Raises OSError, leaving nothing behind, if
+    no socket can be made there (the temporary folder's path too long for one).
     """
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     folder = tempfile.mkdtemp(prefix="gridemu-line-")
     path = os.path.join(folder, "calls")
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(1)
+    try:
+        listener.bind(path)  # (OSError when the path is longer than a Unix socket's, ~107 bytes)
+        listener.listen(1)
+    except OSError:
+        listener.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     serving = threading.Thread(target=_answer_calls, args=(listener, folder, handler), name="gridemu-line")
     serving.daemon = True
     serving.start()

@@ -41,11 +41,15 @@ class PartitionHost:
 
     def line(self, node: str) -> str | None:
         """A direct line for this host's calls (:mod:`actors.channel`), if it runs on the driver's
-        ``node``: the path of the socket to connect to. The driver then calls no other method while
-        a call on the line is out: one thread at a time touches the partitions."""
+        ``node`` and can serve one (Unix sockets exist here; the socket's path fits: a long TMPDIR
+        can make it too long): the path of the socket to connect to. The driver then calls no other
+        method while a call on the line is out: one thread at a time touches the partitions."""
         if ray.get_runtime_context().get_node_id() != node:
             return None
-        return serve(self.advance)
+        try:
+            return serve(self.advance)
+        except (OSError, AttributeError):  # (AttributeError: no socket.AF_UNIX on this platform)
+            return None
 
     def advance_batch(self, batches: dict[int, bytes], h: int) -> bytes | None:
         """The compiled-graph form of :meth:`advance`: this host's (index ``h``) batch, if it has one."""

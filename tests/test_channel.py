@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 import stat
+import tempfile
 import threading
 
 import pytest
@@ -113,3 +114,12 @@ def _whole_frames(frames: list[bytes], kept: int) -> int:
             break
         count += 1
     return count
+
+
+def test_a_socket_path_too_long_is_an_error_that_leaves_nothing_behind(tmp_path, monkeypatch):
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    with pytest.raises(OSError):
+        serve(lambda call: call)
+    assert list(deep.iterdir()) == []
