@@ -286,7 +286,9 @@ class _Drive:
                 raise grid.stalled(lbts)
             started = clock()
             results, writing = self._advance(calls, share(self.budget, len(calls)), waiting)
-            stats.barrier_seconds += clock() - started - transport.compute_seconds - writing
+            compute = transport.compute_seconds  # (hosts beside the driver compute while it writes)
+            busy = max(compute, writing) if overlap else compute + writing
+            stats.barrier_seconds += clock() - started - busy
             stats.virtual_time = lbts
             self._took(results)
             watermark = min(grid.watermark(horizon), written)
