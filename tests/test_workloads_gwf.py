@@ -88,3 +88,21 @@ def test_write_gwf_uses_sites_and_the_schedule(tmp_path):
     write_gwf(run, tmp_path / "r.gwf")
     fields = (tmp_path / "r.gwf").read_text().splitlines()[1].split()
     assert (fields[2], fields[3], fields[10], fields[17]) == ("2", "5", "1", "c3")
+
+
+def test_a_sites_platform_and_its_jobs_read_a_gwf_file_once(tmp_path, monkeypatch):
+    """Within shared_reads (scenario loading), the same file and options are parsed once, as for SWF."""
+    from workloads import gwf, swf
+
+    path = write(tmp_path, COMMENT, gwf_line(1), gwf_line(2, submit=5, orig="siteB"))
+    reads = []
+    real = gwf.read_trace
+    monkeypatch.setattr(gwf, "read_trace", lambda *a, **k: reads.append(k) or real(*a, **k))
+    with swf.shared_reads():
+        first = read_gwf(path)
+        again = read_gwf(path, sites="origin")  # the default, spelt out
+        assert len(reads) == 1 and again.table.equals(first.table)
+        assert read_gwf(path, sites="last-run").table.column("site").to_pylist() == ["siteB", "siteB"]
+        assert len(reads) == 2  # other sites: read again
+    read_gwf(path)  # outside the block nothing is kept
+    assert len(reads) == 3

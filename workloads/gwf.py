@@ -14,13 +14,14 @@ policy sends it back there) or ``"last-run"`` (field 18, where it ran), or
 
 from __future__ import annotations
 
+from functools import partial
 from os import PathLike
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .swf import Layout, SwfTrace, read_trace
+from .swf import Layout, SwfTrace, read_trace, shared_read
 from .table import SWF_COLUMNS
 
 __all__ = ["GWF", "GWF_FIELDS", "GWF_SITES", "GWF_TEXT_COLUMNS", "read_gwf"]
@@ -71,6 +72,11 @@ def read_gwf(path: str | PathLike[str], *, sites: str = "origin", site: str = ""
         raise ValueError(f"unknown sites {sites!r}; accepted: {', '.join(map(repr, GWF_SITES))}")
     if site and sites != "none":
         raise ValueError(f"give either site ({site!r}) or sites ({sites!r}), not both")
+    read = partial(_read_gwf, path, sites, site, options)  # (a sites platform, then the jobs: one read)
+    return shared_read(read, path, GWF, site, sites, dict(options, rules="pwa"))
+
+
+def _read_gwf(path, sites: str, site: str, options: dict) -> SwfTrace:
     trace = read_trace(path, GWF, rules="pwa", **options)
     users = trace.table.column("gwf_user")
     if trace.table.column("swf_user").null_count:

@@ -32,7 +32,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from os import PathLike
 
 import numpy as np
@@ -283,12 +283,22 @@ def read_swf(
         raise ValueError(f"unknown sites {sites!r}; accepted: {', '.join(map(repr, SITES))}")
     if site and sites != "none":
         raise ValueError(f"give either site ({site!r}) or sites ({sites!r}), not both")
+    read = partial(_read_swf, path, rules, site, sites, layout, options)
+    return shared_read(read, path, layout, site, sites, dict(options, rules=rules))
+
+
+def shared_read(
+    read: Callable[[], SwfTrace], path, layout: Layout, site: str, sites: str, options: dict
+) -> SwfTrace:
+    """``read()``; within :func:`shared_reads`, the trace an earlier read of the same file with the
+    same ``layout``, sites and :func:`read_trace` ``options`` gave (its skipped lines a list of the
+    caller's own). The GWF reader shares its reads so too."""
     if _shared is None:
-        return _read_swf(path, rules, site, sites, layout, options)
-    key = _read_key(path, layout, site, sites, dict(options, rules=rules))
+        return read()
+    key = _read_key(path, layout, site, sites, options)
     if key not in _shared:
-        _shared[key] = _read_swf(path, rules, site, sites, layout, options)
-    return replace(_shared[key], skipped=list(_shared[key].skipped))  # (each caller's list its own)
+        _shared[key] = read()
+    return replace(_shared[key], skipped=list(_shared[key].skipped))
 
 
 _shared: dict | None = None
