@@ -87,7 +87,7 @@ def backend_arguments(parser: argparse.ArgumentParser) -> None:
         default="direct",
         help="how each round calls the actors: over direct lines (Unix sockets) to those on this "
         "node, Ray calls to the others (direct, the default: ~0.1 ms a round); plain Ray calls "
-        "(~1 ms); or a Ray Compiled Graph (~0.2 ms, but its polling takes CPU from the partitions)",
+        "(~1 ms); or a Ray Compiled Graph (~0.5 ms, and its polling takes CPU from the partitions)",
     )
 
 

@@ -394,15 +394,19 @@ def test_a_sweep_on_ray_tasks_matches_in_process_runs(ray_instance, tmp_path):
     assert not any(r.error for r in on_ray)
 
 
-def test_cli_run_on_ray_reports_the_barrier(ray_instance, tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("calls", "said"), [("direct", "direct lines to every actor"), ("plain", "plain Ray calls")]
+)
+def test_cli_run_on_ray_reports_the_barrier_and_its_calls(ray_instance, tmp_path, capsys, calls, said):
     from emulator.cli import main
 
     out = tmp_path / "run"
     argv = ["run", "quickstart", "--backend", "ray", "--partitions", "2", "--quiet", "--verbose"]
-    assert main([*argv, "--rebalance-every", "5", "--out", str(out), "--set", "workload.jobs=40"]) == 0
+    argv += ["--ray-calls", calls, "--rebalance-every", "5", "--out", str(out), "--set", "workload.jobs=40"]
+    assert main(argv) == 0
     printed = capsys.readouterr()
     assert "40 jobs: 40 finished" in printed.out and "barrier" in printed.out and "per round" in printed.out
-    assert "Ray calls: direct lines to every actor\n" in printed.out
+    assert f"Ray calls: {said}\n" in printed.out
     assert '"backend": "ray"' in (out / "summary.json").read_text()
 
 
