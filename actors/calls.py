@@ -16,7 +16,7 @@ import socket
 import ray
 from ray.exceptions import RayActorError
 
-from .channel import LineClosed, connect, raise_remote, read_frame, write_frame
+from .channel import LineClosed, connect, read_answer, write_frame
 
 GONE = (RayActorError, LineClosed)
 """What a call to a dead actor raises: Ray's error, or the end of its direct line."""
@@ -67,10 +67,7 @@ class HostCalls:
         line = self.lines[h]
         if line is None:
             return ray.get(token)
-        frame = read_frame(line)
-        if frame[:1] == b"e":
-            raise_remote(frame[1:])
-        return frame[1:]
+        return read_answer(line)
 
     def first(self, oldest: dict[int, object]) -> int:
         """The host, of those with a call out (``oldest``: the token of its oldest), answering first."""

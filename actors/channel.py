@@ -123,7 +123,10 @@ def _answer_calls(listener: socket.socket, folder: str, handler: Callable[[bytes
                 answer = _REPLY + handler(call)
             except BaseException as err:  # the driver re-raises it, as Ray would an actor's
                 answer = _RAISED + _pickled(err, traceback.format_exc())
-            write_frame(line, answer)
+            try:
+                write_frame(line, answer)
+            except OSError:  # the driver closed its end meanwhile: nobody is waiting
+                return
 
 
 def _pickled(err: BaseException, where: str) -> bytes:
@@ -131,6 +134,14 @@ def _pickled(err: BaseException, where: str) -> bytes:
         return pickle.dumps((err, where), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # an exception that does not pickle still says what it was
         return pickle.dumps((RuntimeError(f"{type(err).__name__}: {err}"), where))
+
+
+def read_answer(sock: socket.socket) -> bytes:
+    """The reply to the oldest call on the line not answered yet; what the call raised, raised here."""
+    frame = read_frame(sock)
+    if frame[:1] == _RAISED:
+        raise_remote(frame[1:])
+    return frame[1:]
 
 
 def raise_remote(data: bytes) -> None:
@@ -152,6 +163,7 @@ __all__ = [
     "RemoteTraceback",
     "connect",
     "raise_remote",
+    "read_answer",
     "read_frame",
     "serve",
     "write_frame",

@@ -54,7 +54,7 @@ from emulator.data.scenario import Scenario
 from emulator.engine.runner import REBALANCE_EVERY, build_partitions
 from emulator.sync.coordinator import Calls, Results, State
 
-from .calls import GONE, HostCalls, LineClosed
+from .calls import GONE, HostCalls
 from .compiled import compile_rounds
 from .driver_host import DriverHost
 from .grouping import better_grouping, decayed_loads, group_partitions, owners, static_weights
@@ -266,7 +266,7 @@ class RayTransport:
                 if self._graph:
                     return self._graph.call(calls)
                 return dict(self._answers(calls, horizon, self._send(calls)))
-            except (RayError, LineClosed) as again:
+            except RayError as again:  # (compiled rounds take no lines)
                 raise HostDied(
                     f"Ray actors died again while recovering, {_when(horizon)}: {_cause(again)}"
                 ) from again

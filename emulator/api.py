@@ -170,6 +170,23 @@ RAY_CALLS = ("direct", "plain", "compiled")
 """How a Ray run's rounds call the actors (``gridemu run --ray-calls``)."""
 
 
+def ray_backend(
+    address: str | None, partitions: int | None, checkpoint_every: int, rebalance_every: int, calls: str
+) -> runner.Backend:
+    """The Ray backend ``emulate(backend="ray")`` and ``gridemu run --backend ray`` open (``calls``: one
+    of :data:`RAY_CALLS`)."""
+    from actors import ray_backend as backend  # imports Ray: only when asked for
+
+    return backend(
+        address,
+        partitions,
+        checkpoint_every,
+        compiled=calls == "compiled",
+        rebalance_every=rebalance_every,
+        direct=calls == "direct",
+    )
+
+
 def open_run(path: Path | str) -> RunDir:
     """An existing run directory (``gridemu run``'s output, or a sweep's ``point-NNN``)."""
     return RunDir(path)
@@ -208,16 +225,7 @@ def emulate(
     if backend == "inproc":
         host = runner.in_process
     elif backend == "ray":
-        from actors import ray_backend  # imports Ray: only when asked for
-
-        host = ray_backend(
-            ray_address,
-            partitions,
-            checkpoint_every,
-            compiled=ray_calls == "compiled",
-            rebalance_every=rebalance_every,
-            direct=ray_calls == "direct",
-        )
+        host = ray_backend(ray_address, partitions, checkpoint_every, rebalance_every, ray_calls)
     else:
         raise ValueError(f"backend {backend!r}: expected 'inproc' or 'ray'")
     out = None if out_dir is None else Path(out_dir)

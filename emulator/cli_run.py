@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .api import RAY_CALLS, ray_backend
 from .data import scenario
 from .data.metrics import jobs_sentence
 from .engine import runner
@@ -83,7 +84,7 @@ def backend_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--ray-calls",
-        choices=["direct", "plain", "compiled"],
+        choices=RAY_CALLS,
         default="direct",
         help="how each round calls the actors: over direct lines (Unix sockets) to those on this "
         "node, Ray calls to the others (direct, the default: ~0.1 ms a round); plain Ray calls "
@@ -94,15 +95,8 @@ def backend_arguments(parser: argparse.ArgumentParser) -> None:
 def open_backend(args: argparse.Namespace) -> runner.Backend:
     if args.backend == "inproc":
         return runner.in_process
-    from actors import ray_backend  # imports Ray: only when asked for
-
     return ray_backend(
-        args.ray_address,
-        args.partitions,
-        args.checkpoint_every,
-        compiled=args.ray_calls == "compiled",
-        rebalance_every=args.rebalance_every,
-        direct=args.ray_calls == "direct",
+        args.ray_address, args.partitions, args.checkpoint_every, args.rebalance_every, args.ray_calls
     )
 
 
@@ -120,7 +114,7 @@ def run_scenario(args: argparse.Namespace, scen: scenario.Scenario) -> int:
         print(format_timing(result.stats, [c.name for c in scen.platform.clusters]))
         calls = getattr(backend, "calls", "")  # how a Ray backend's rounds reached its actors
         if calls:
-            print(f"Ray calls: {RAY_CALLS.get(calls, calls)}")
+            print(f"Ray calls: {CALLS_SAID.get(calls, calls)}")
         moved = getattr(backend, "migrations", 0)  # a Ray backend's rebalancing
         if moved:
             print(f"rebalancing: {moved} partition migration(s) between Ray actors")
@@ -134,7 +128,7 @@ def run_scenario(args: argparse.Namespace, scen: scenario.Scenario) -> int:
     return 0
 
 
-RAY_CALLS = {
+CALLS_SAID = {
     "direct": "direct lines to every actor",
     "plain": "plain Ray calls",
     "direct+plain": "direct lines to the actors on this node, plain Ray calls to the others",

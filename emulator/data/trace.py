@@ -120,10 +120,10 @@ class PartFile:
 
 COLUMNS_AT = 4096
 """Rows of a run of releases (a round's each) that become columns as soon as they are waiting, not when
-their batch is written (if they list at most :data:`BATCH_WIDTH` machines and PEs, as a batch does): on
-Ray the driver writes a round's rows while the actors compute the next, and turning a whole batch of
-tuples into columns at once (~25 ms for 65,536 rows) kept them waiting (bench_ray's 128 clusters at
-30 s links: ~0.1 s of 2.9)."""
+their batch is written (if all rows waiting list at most :data:`BATCH_WIDTH` machines and PEs, as a
+batch may): on Ray the driver writes a round's rows while the actors compute the next, and turning a
+whole batch of tuples into columns at once (~25 ms for 65,536 rows) kept them waiting (bench_ray's
+128 clusters at 30 s links: ~0.1 s of 2.9)."""
 
 BATCH_WIDTH = 1 << 22
 """Machines and PEs listed in one batch at most (its rows are fewer when they are wide): building a
@@ -451,7 +451,6 @@ class TraceWriter:
         self._waiting: list[Waiting] = []  # released by the merger, not yet written
         self._count = 0  # rows waiting
         self._width = 0  # machines + PEs they list (batch_cut)
-        self._list_width = 0  # ... the last of them, if tuples (:meth:`_take`)
         self.rows_written = 0
 
     def __call__(self, watermark: float, results: dict) -> int:
@@ -491,8 +490,6 @@ class TraceWriter:
             start += n
         self._waiting = _span(waiting, bounds, start, widths.size)
         self._count, self._width = widths.size - start, int(widths[start:].sum())
-        if self._waiting and isinstance(self._waiting[-1][0], list):  # what is left of the last list
-            self._list_width = int(widths[widths.size - len(self._waiting[-1][0]) :].sum())
         if sync:
             self.events.sync()
         self._written_at = monotonic()
@@ -503,9 +500,8 @@ class TraceWriter:
         can be all of its rows); a run of small releases as soon as it holds :data:`COLUMNS_AT` rows."""
         if not len(rows):
             return
-        width = int(_row_widths(rows).sum())
         self._count += len(rows)
-        self._width += width
+        self._width += int(_row_widths(rows).sum())
         waiting = self._waiting
         if isinstance(rows, RowBlock):
             waiting.append((rows, pids))
@@ -513,12 +509,10 @@ class TraceWriter:
         if waiting and isinstance(waiting[-1][0], list):  # one list for a run of releases
             waiting[-1][0].extend(rows)
             waiting[-1][1].extend(pids)
-            self._list_width += width
         else:
             waiting.append((list(rows), list(pids)))
-            self._list_width = width
         tuples, their_pids = waiting[-1]
-        if COLUMNS_AT <= len(tuples) <= self.batch_rows and self._list_width <= BATCH_WIDTH:
+        if COLUMNS_AT <= len(tuples) <= self.batch_rows and self._width <= BATCH_WIDTH:  # (all waiting)
             waiting[-1] = (RowBlock.of(tuples), their_pids)
 
     def _write(self, rows: RowBlock, pids: np.ndarray) -> None:
