@@ -10,6 +10,9 @@ messages cross one process boundary instead of two (cluster -> driver ->
 actor became cluster -> driver). The partition computes exactly what it
 computed in an actor, so the trace is the same.
 
+Pipelined rounds (:data:`actors.transport.PIPELINE_FROM`) run it beside the
+clusters instead: its window while they compute their next.
+
 It never dies apart from the driver, so it needs no snapshot, and it never
 migrates: rebalancing groups the actors' partitions only.
 """

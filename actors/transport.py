@@ -21,7 +21,10 @@ a migration leaves them valid.
 
 The meta partition runs in the driver (:mod:`actors.driver_host`): on a
 meta-scheduled grid every other round holds it alone, a function call there
-instead of a Ray call.
+instead of a Ray call. Once rounds carry enough work (:data:`PIPELINE_FROM`)
+they are pipelined instead (:meth:`emulator.sync.coordinator._Drive.pipelined`):
+the clusters' next windows are queued on the actors while the driver runs
+the meta partition's, through the free runs' ``submit``/``collect``.
 
 Rounds are one call per actor with work: over a direct line (a Unix socket,
 :mod:`actors.channel`) to each actor on the driver's node, else a plain Ray
@@ -72,6 +75,16 @@ PIPELINE = 3
 hosts' next calls are already waiting on them (with one, each host idled for the driver's turn: ~0.9 s
 of 2.7 s on LCG's 170 sites; three with :data:`emulator.sync.coordinator.LEAD` at 6 windows)."""
 
+PIPELINE_FROM = 2.5e-3
+"""Rounds are pipelined (:meth:`emulator.sync.coordinator._Drive.pipelined`) once a round's compute (its
+slowest host's, a moving mean) reaches this many seconds. Pipelining halves each call's window and
+triples the driver's turns, which pays only where windows hold work: bench_ray's 128 clusters at 30 s
+links (rounds of ~4 ms) ran 10% faster pipelined, cases (b)-(d) (1-20 ms) within 2%, while 1 s links
+(under 0.5 ms) ran 20-50% slower."""
+
+PIPELINE_WEIGHT = 0.1
+"""The last round's weight in that moving mean."""
+
 REBALANCE_GAIN = 0.1
 """Migrate only if the slowest actor's load would drop by more than this share: a migration costs a
 pickle round trip and a snapshot of every actor."""
@@ -97,7 +110,8 @@ class RayTransport:
     partitions). ``direct``: calls over direct lines to the actors on the driver's
     node (:mod:`actors.channel`), plain Ray calls to the others. ``compiled``:
     rounds through a compiled graph (``plain_reason`` says why not, when one was
-    wanted and could not be built); free runs then take plain Ray calls.
+    wanted and could not be built); free runs then take plain Ray calls, and
+    rounds are never pipelined (``pipeline_from``: see :attr:`pipelined`).
     ``rebalance_every``: rounds between rebalancing checks (0: never), which
     migrate partitions when the slowest actor gains more than ``rebalance_gain``
     (a share) and ``rebalance_floor`` (seconds); ``migrations`` counts the
@@ -121,6 +135,7 @@ class RayTransport:
         rebalance_floor: float = REBALANCE_FLOOR,
         in_driver: Sequence[int] = (),
         direct: bool = True,
+        pipeline_from: float = PIPELINE_FROM,
     ) -> None:
         self.groups = groups
         self.owner = owners(groups)
@@ -142,17 +157,27 @@ class RayTransport:
         self.hosts = [self._actor.remote(self._scenario, group) for group in groups]
         self._snapshots: list[bytes | None] = [None] * len(groups)
         self._log: list[list[bytes]] = [[] for _ in groups]  # by host: its calls since its snapshot
-        self._flying: list[deque] = [deque() for _ in groups]  # free runs, by host: (token, call), oldest 1st
+        self._flying: list[deque] = [deque() for _ in groups]  # by host: (token, call, horizon), oldest 1st
         self._rounds = 0
+        self._horizon = math.inf  # the last call answered's earliest horizon (for error messages)
         self._round: tuple = ({}, math.inf, {}, ({}, {}))  # start's: packed, horizon, tokens, the driver's
         self.states()  # every host has built its partitions: start-up, as in one process, not the run's
         self._graph, self.plain_reason = compile_rounds(self.hosts) if compiled else (None, "")
         self._calls = HostCalls.open(self.hosts, direct and not compiled)
+        self.pipeline_from = pipeline_from if self._graph is None else math.inf
+        self._round_load = 0.0  # moving mean of a round's compute (PIPELINE_WEIGHT)
+        self._answered = 0  # calls answered since the last rebalancing check (pipelined rounds)
 
     @property
     def computing(self) -> bool:
         """Whether actors compute the round :meth:`start` sent (else the driver ran all of it)."""
         return bool(self._round[0])
+
+    @property
+    def pipelined(self) -> bool:
+        """Whether rounds should now be pipelined: their compute reached ``pipeline_from`` seconds (0:
+        from the start; inf: never; a compiled graph's rounds never are)."""
+        return self._round_load >= self.pipeline_from
 
     @property
     def compiled(self) -> bool:
@@ -205,6 +230,7 @@ class RayTransport:
                     self._window[pid] += spent
         for h in sorted(parts):  # (results in host order, whichever answered first)
             results.update(parts[h])
+        self._round_load += PIPELINE_WEIGHT * (self.compute_seconds - self._round_load)
         self._after_round(packed, horizon)
         return results
 
@@ -280,16 +306,24 @@ class RayTransport:
                 self._log[h].append(call)
         due = self.rebalance_every and self._rounds % self.rebalance_every == 0
         migrated = due and self._rebalance(horizon)
-        if self.checkpoint_every and (migrated or self._rounds % self.checkpoint_every == 0):
-            for h in range(len(self.hosts)):
-                self._checkpoint(h)
+        if self.checkpoint_every and not migrated and self._rounds % self.checkpoint_every == 0:
+            self._checkpoint_all()
 
     # -- free runs: no partition can reach another, so no host waits for another (coordinator._free_run)
 
-    def idle(self, queue: bool = True) -> set[int]:
+    def idle(self, queue: bool = True, rebalance: bool = False) -> set[int]:
         """The partitions of the hosts that may take another call: none in flight, or (``queue``) fewer
-        than :data:`PIPELINE` and no snapshot due (it must follow the calls logged before it, no other)."""
-        idle = {pid for h, group in enumerate(self.groups) if self._open(h, queue) for pid in group}
+        than :data:`PIPELINE` and no snapshot due (it must follow the calls logged before it, no other).
+
+        ``rebalance`` (pipelined rounds): once ``rebalance_every`` calls have been answered since the
+        last check, no host gets another until every one has answered; then the check runs (a
+        partition migrates with no call out)."""
+        due = rebalance and self.rebalance_every and self._answered >= self.rebalance_every
+        if due and not any(self._flying):
+            self._answered = 0
+            self._rebalance(self._horizon)
+        hosts = () if due and any(self._flying) else range(len(self.groups))
+        idle = {pid for h in hosts if self._open(h, queue) for pid in self.groups[h]}
         return idle | self.driver.pids if self.driver else idle
 
     def _open(self, h: int, queue: bool) -> bool:
@@ -305,10 +339,11 @@ class RayTransport:
         answers. A host runs its calls in order, so the next one waits on it, not on the driver; the
         driver's partitions run at once, their results collected first."""
         here, there = self._split(calls)
-        if here:
-            self.driver.submit(here, budget)
+        horizon = min((h for h, _ in there.values()), default=math.inf)  # (for error messages)
         for h, packed in self._packed(there, budget).items():
-            self._flying[h].append((self._calls.send(h, packed), packed))
+            self._flying[h].append((self._calls.send(h, packed), packed, horizon))
+        if here:  # (after the hosts' calls are out: they compute meanwhile)
+            self.driver.submit(here, budget)
 
     def collect(self) -> Results:
         """The results of a host's oldest call, the first to answer (a dead host is rebuilt, answers, and
@@ -319,12 +354,12 @@ class RayTransport:
             self.compute_seconds, self.partition_seconds = sum(seconds.values()), seconds
             return results
         h = self._calls.first({h: queue[0][0] for h, queue in enumerate(self._flying) if queue})
-        token, packed = self._flying[h].popleft()
+        token, packed, self._horizon = self._flying[h].popleft()
         try:
             data = self._calls.answer(h, token)
         except GONE as err:
-            data = self._recover(h, packed, math.inf, err)
-            self._flying[h] = deque((self._calls.send(h, call), call) for _, call in self._flying[h])
+            data = self._recover(h, packed, self._horizon, err)
+            self._flying[h] = deque((self._calls.send(h, call), call, at) for _, call, at in self._flying[h])
         if self.checkpoint_every:
             self._log[h].append(packed)
             if len(self._log[h]) >= self.checkpoint_every and not self._flying[h]:
@@ -332,7 +367,15 @@ class RayTransport:
         seconds, results = unpack_results(data)
         self.compute_seconds = sum(seconds.values())
         self.partition_seconds = seconds
+        self._answered += 1
+        if self.rebalance_every:
+            for pid, spent in seconds.items():
+                self._window[pid] += spent
         return results
+
+    def _checkpoint_all(self) -> None:
+        for h in range(len(self.hosts)):
+            self._checkpoint(h)
 
     def _checkpoint(self, h: int) -> None:
         """Snapshot host ``h`` and forget its logged calls; a host that died after answering is first
@@ -357,7 +400,8 @@ class RayTransport:
         return proposed is not None and self._migrate(proposed, horizon)
 
     def _migrate(self, groups: list[list[int]], horizon: float) -> bool:
-        """Move the partitions whose host changes: the source exports them, the destination adopts them.
+        """Move the partitions whose host changes: the source exports them, the destination adopts them;
+        then every host is snapshotted (logged calls replay only under the grouping they were made for).
 
         The pickled partitions go from actor to actor through the object store,
         not the driver. If an actor dies meanwhile, the others may be half-moved:
@@ -381,6 +425,8 @@ class RayTransport:
             return False
         self.groups, self.owner = groups, owners(groups)
         self.migrations += sum(len(pids) for pids in moves.values())
+        if self.checkpoint_every:
+            self._checkpoint_all()
         return True
 
     def _recover(self, h: int, call: bytes, horizon: float, err: Exception) -> bytes:
@@ -472,9 +518,10 @@ class RayBackend:
     ``compiled``: barrier rounds through a Ray Compiled Graph (else one call
     per actor). ``meta_in_driver``: the meta partition runs in the driver, not
     in an actor. ``direct``: calls to the actors on the driver's node over
-    direct lines (:mod:`actors.channel`), not plain Ray calls. After a run, ``migrations`` counts the
-    partitions that rebalancing moved, and ``calls`` says how rounds reached the actors
-    (:attr:`RayTransport.calls`).
+    direct lines (:mod:`actors.channel`), not plain Ray calls. ``pipeline_from``:
+    rounds are pipelined once their compute reaches it (seconds; 0: always, inf: never).
+    After a run, ``migrations`` counts the partitions that rebalancing moved, and
+    ``calls`` says how rounds reached the actors (:attr:`RayTransport.calls`).
 
     >>> backend = ray_backend(hosts=2, rebalance_every=100)  # doctest: +SKIP
     >>> run(scenario, backend=backend); backend.migrations   # doctest: +SKIP
@@ -488,6 +535,7 @@ class RayBackend:
     rebalance_every: int = REBALANCE_EVERY
     meta_in_driver: bool = True
     direct: bool = True
+    pipeline_from: float = PIPELINE_FROM
     migrations: int = field(default=0, init=False)
     calls: str = field(default="", init=False)
 
@@ -506,6 +554,7 @@ class RayBackend:
                 rebalance_every=self.rebalance_every,
                 in_driver=in_driver,
                 direct=self.direct,
+                pipeline_from=self.pipeline_from,
             )
             if transport.plain_reason:
                 print(

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from unittest.mock import patch
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emulator import load_scenario, run
@@ -159,15 +159,19 @@ class Hosts(coordinator.InProcess):
     order, with up to ``depth`` queued (``actors.transport.PIPELINE``); ``pick`` chooses which host
     answers next among those with calls out (default: the one whose oldest call went out first)."""
 
-    def __init__(self, partitions: list, groups: list[list[int]], depth: int = 1, pick=None) -> None:
+    def __init__(
+        self, partitions: list, groups: list[list[int]], depth: int = 1, pick=None, pipelined: bool = False
+    ) -> None:
         super().__init__(partitions)
-        self.groups, self.depth, self.pick = groups, depth, pick
+        self.groups, self.depth, self.pick, self.pipelined = groups, depth, pick, pipelined
         self.flying: list[list[tuple[int, dict, int]]] = [
             [] for _ in groups
         ]  # by host: (order, calls, budget)
         self.sent = 0
+        self.deepest = 0  # the most calls a host has had out at once
+        self.beside = 0  # calls to partition 0 (the meta partition) while other hosts had calls out
 
-    def idle(self, queue: bool = True) -> set[int]:
+    def idle(self, queue: bool = True, rebalance: bool = False) -> set[int]:
         return {
             pid
             for h, group in enumerate(self.groups)
@@ -184,6 +188,9 @@ class Hosts(coordinator.InProcess):
             if mine:
                 self.flying[h].append((self.sent, mine, budget))
                 self.sent += 1
+                self.deepest = max(self.deepest, len(self.flying[h]))
+        if 0 in calls and any(self.flying[h] for h, group in enumerate(self.groups) if 0 not in group):
+            self.beside += 1
 
     def collect(self):
         out = [h for h, queue in enumerate(self.flying) if queue]
@@ -266,6 +273,103 @@ def test_free_runs_write_every_row_once_in_order_however_hosts_answer(times, dep
 
     coordinator.run(hosts, Links({}), sink, budget=budget)
     assert written == sorted((t, pid) for pid, ts in enumerate(times) for t in ts)
+
+
+def test_a_call_out_counts_its_inbox_as_pending_until_answered():
+    inf = math.inf
+    links = Links({(0, 1): 10.0, (1, 0): 10.0})
+    # The meta partition (0) sends at 0 at the earliest; the cluster (1) has nothing and reacts.
+    grid = Frontier(
+        links, {0: coordinator.State(0.0, True, 0.0, False), 1: coordinator.State(inf, False, inf, True)}
+    )
+    assert grid.horizons().tolist() == [20.0, 10.0]
+    job = Message(12.0, 0, 1, 1, 0, None)
+    grid.apply({0: coordinator.Result([job], 30.0, [], True, 30.0, False)})
+    assert grid.horizons().tolist() == [22.0, 40.0]  # the cluster could answer the job at 12
+    calls = grid.calls(grid.horizons(), {1})
+    assert calls == {1: (40.0, [job])}
+    grid.sent(calls)
+    assert grid.head[1] == inf and grid.flying_head[1] == 12.0  # delivered, not yet read
+    assert grid.earliest().tolist() == [30.0, 12.0] and grid.horizons().tolist() == [22.0, 40.0]
+    later = Message(33.0, 0, 2, 1, 0, None)
+    grid.sent({1: (50.0, [later])})  # a second call queued behind the first
+    grid.apply({1: coordinator.Result([], 35.0, [], True, 35.0, False)})  # the first answers: no reacting
+    # The second is out, its standing from before it: taken as reacting to what that call delivers.
+    assert grid.flying[1] == 1 and grid.flying_head[1] == 33.0
+    assert grid.horizons().tolist() == [43.0, 40.0]
+    grid.apply({1: coordinator.Result([], inf, [], False, inf, False)})
+    assert grid.flying[1] == 0 and grid.horizons().tolist() == [inf, 40.0]  # it never sends again
+
+
+def pipelined_backend(groups_of, depth: int, pick):
+    """A backend of :class:`Hosts` running pipelined rounds: ``groups_of(pids)`` groups the partitions."""
+
+    @contextmanager
+    def backend(scenario):
+        parts = build_partitions(scenario)
+        yield Hosts(parts, groups_of(sorted(p.pid for p in parts)), depth, pick, pipelined=True)
+
+    return backend
+
+
+PIPELINED_SCENARIOS = {
+    "quickstart": ("quickstart", ["workload.jobs=120"]),
+    "stress": ("stress", ["workload.jobs=150"]),  # outages, failures, link changes: a run's tail
+    "round-robin": ("quickstart", ["workload.jobs=120", "meta.policy=round-robin", "seed=5"]),
+}
+_ROUNDS_TRACES: dict[str, tuple[bytes, bytes]] = {}
+
+
+def rounds_trace(name: str, tmp_path) -> tuple[bytes, bytes]:
+    """The trace of ``name`` in rounds, in one process (once per test session)."""
+    if name not in _ROUNDS_TRACES:
+        run(load_scenario(*PIPELINED_SCENARIOS[name]), tmp_path / "rounds")
+        _ROUNDS_TRACES[name] = tuple(
+            (tmp_path / "rounds" / f).read_bytes() for f in ("events.arrow", "jobs.arrow")
+        )
+    return _ROUNDS_TRACES[name]
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINED_SCENARIOS))
+@settings(SETTINGS, max_examples=40)
+@given(
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.sampled_from([4, 30, coordinator.EVENT_BUDGET]),
+    st.randoms(use_true_random=False),
+)
+def test_pipelined_rounds_write_the_trace_of_rounds_however_hosts_answer(
+    name, tmp_path_factory, hosts, depth, budget, rng
+):
+    # Event budgets stop calls short of their windows' ends (4: a few events a call).
+    tmp_path = tmp_path_factory.mktemp("pipelined")
+    groups_of = lambda pids: [g for g in (pids[h::hosts] for h in range(hosts)) if g]  # noqa: E731
+    with patch.object(coordinator, "EVENT_BUDGET", budget), patch.object(coordinator, "MIN_BUDGET", 1):
+        run(
+            load_scenario(*PIPELINED_SCENARIOS[name]),
+            tmp_path / "piped",
+            backend=pipelined_backend(groups_of, depth, rng.choice),
+        )
+    written = tuple((tmp_path / "piped" / f).read_bytes() for f in ("events.arrow", "jobs.arrow"))
+    assert written == rounds_trace(name, tmp_path)
+
+
+def test_pipelined_rounds_queue_the_clusters_next_window_while_the_meta_partition_runs(tmp_path):
+    # Each partition in a host of its own, which may queue 3 calls.
+    scenario = load_scenario("quickstart", ["workload.jobs=200"])
+    hosts: list[Hosts] = []
+
+    @contextmanager
+    def backend(scenario):
+        parts = build_partitions(scenario)
+        hosts.append(Hosts(parts, [[p.pid] for p in parts], depth=3, pipelined=True))
+        yield hosts[0]
+
+    run(scenario, tmp_path / "piped", backend=backend)
+    # Windows span the least latency (0.5 s): the cluster behind a 2 s link is called up to 4
+    # windows ahead, as many as its host may queue.
+    assert hosts[0].deepest == 3
+    assert hosts[0].beside > 100  # the meta partition's windows ran while clusters computed theirs
 
 
 class Overlapping(coordinator.InProcess):

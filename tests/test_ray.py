@@ -5,6 +5,7 @@ One Ray instance serves every test here (starting one costs seconds).
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -193,18 +194,18 @@ class Killing(RayTransport):
     killed = False
 
     def finish(self):
-        results = super().finish()
+        return self._seen(super().finish())
+
+    def collect(self):
+        return self._seen(super().collect())
+
+    def _seen(self, results):
+        """A round's or a call's results: their loads weighed, the kill made when due."""
         if self.rebalance_every:  # a load no timing noise can hide: cluster i weighs i, the meta nothing
             for pid in results:
                 self._window[pid] += 0.01 * pid
         if self.migrations or not self.after_migration:
             self.rounds_seen += 1
-        self._maybe_kill()
-        return results
-
-    def collect(self):
-        results = super().collect()
-        self.rounds_seen += 1
         self._maybe_kill()
         return results
 
@@ -226,6 +227,7 @@ class KillingBackend:
     after_migration: bool = False
     in_driver: tuple[int, ...] = ()  # partitions the driver runs (ray_backend's: the meta partition)
     direct: bool = True
+    pipeline_from: float = math.inf  # (0: pipelined rounds from the start)
     kind: type = Killing
     transport: Killing | None = None
     graph: object = None  # the compiled graph the transport started with
@@ -245,6 +247,7 @@ class KillingBackend:
             rebalance_floor=0.0,
             in_driver=self.in_driver,
             direct=self.direct,
+            pipeline_from=self.pipeline_from,
         )
         assert transport.compiled == self.compiled, transport.plain_reason
         assert transport.calls == ("compiled" if self.compiled else "direct" if self.direct else "plain")
@@ -257,12 +260,19 @@ class KillingBackend:
 
 
 @pytest.mark.parametrize(
-    ("calls", "in_driver"),
-    [("compiled", ()), ("plain", ()), ("direct", ()), ("direct", (0,))],
-    ids=["compiled-graph", "plain-calls", "direct-lines", "meta-in-driver"],
+    ("calls", "in_driver", "pipeline_from"),
+    [
+        ("compiled", (), math.inf),
+        ("plain", (), math.inf),
+        ("direct", (), math.inf),
+        ("direct", (0,), math.inf),
+        ("direct", (0,), 0.0),
+        ("plain", (0,), 0.0),
+    ],
+    ids=["compiled-graph", "plain-calls", "direct-lines", "meta-in-driver", "pipelined", "pipelined-plain"],
 )
 def test_a_dead_actor_is_recovered_from_its_checkpoint_and_the_trace_is_unchanged(
-    ray_instance, tmp_path, calls, in_driver
+    ray_instance, tmp_path, calls, in_driver, pipeline_from
 ):
     scenario = load_scenario("quickstart", ["workload.jobs=200"])
     run(scenario, tmp_path / "inproc")
@@ -272,6 +282,7 @@ def test_a_dead_actor_is_recovered_from_its_checkpoint_and_the_trace_is_unchange
         compiled=calls == "compiled",
         direct=calls == "direct",
         in_driver=in_driver,
+        pipeline_from=pipeline_from,
     )
     run(scenario, tmp_path / "ray", backend=backend)
     assert backend.transport.killed
@@ -326,15 +337,38 @@ def test_rebalancing_migrates_partitions_and_the_trace_is_unchanged(ray_instance
     assert backend.transport._graph is backend.graph
 
 
-def test_rebalancing_leaves_the_drivers_meta_partition_in_the_driver(ray_instance, tmp_path):
-    backend = migrating_run(tmp_path, kill_at=0, compiled=False, in_driver=(0,), groups=[[1], [2, 3]])
+@pytest.mark.parametrize(("pipeline_from", "rounds"), [(1e-12, 1), (1.0, None)], ids=["turns", "stays"])
+def test_rounds_turn_pipelined_once_a_rounds_compute_reaches_pipeline_from(
+    ray_instance, tmp_path, pipeline_from, rounds
+):
+    scenario = load_scenario("quickstart", ["workload.jobs=100"])
+    run(scenario, tmp_path / "inproc")
+    backend = KillingBackend(0, 0, compiled=False, in_driver=(0,), pipeline_from=pipeline_from)
+    run(scenario, tmp_path / "ray", backend=backend)
+    transport = backend.transport
+    assert transport.pipelined == (rounds is not None)
+    # Turning: one round measures compute past it, every call after it is pipelined.
+    assert transport._rounds == (rounds or transport.rounds_seen) and transport.rounds_seen > 100
+    assert same_files(tmp_path / "inproc", tmp_path / "ray")
+
+
+@pytest.mark.parametrize("pipeline_from", [math.inf, 0.0], ids=["rounds", "pipelined"])
+def test_rebalancing_leaves_the_drivers_meta_partition_in_the_driver(ray_instance, tmp_path, pipeline_from):
+    backend = migrating_run(
+        tmp_path, kill_at=0, compiled=False, in_driver=(0,), groups=[[1], [2, 3]], pipeline_from=pipeline_from
+    )
     assert backend.transport.migrations > 0
     assert sorted(pid for group in backend.transport.groups for pid in group) == [1, 2, 3]
     assert backend.transport.driver.pids == {0}
 
 
-def test_a_dead_actor_after_a_migration_is_rebuilt_with_its_current_partitions(ray_instance, tmp_path):
-    backend = migrating_run(tmp_path, kill_at=3, compiled=False, after_migration=True)
+@pytest.mark.parametrize("pipeline_from", [math.inf, 0.0], ids=["rounds", "pipelined"])
+def test_a_dead_actor_after_a_migration_is_rebuilt_with_its_current_partitions(
+    ray_instance, tmp_path, pipeline_from
+):
+    backend = migrating_run(
+        tmp_path, kill_at=3, compiled=False, after_migration=True, pipeline_from=pipeline_from
+    )
     assert backend.transport.killed  # in the third round after the first migration: 2 logged rounds to replay
 
 

@@ -16,7 +16,11 @@ called.
 
 A transport runs ``advance`` on the partitions it hosts. The in-process
 transport calls them in a loop; the Ray transport (``actors/``) calls actors
-in parallel. Both return the same values, so the trace is the same.
+in parallel. Both return the same values, so the trace is the same. A
+transport whose hosts queue calls may ask for *pipelined* rounds
+(:meth:`_Drive.pipelined`): no barrier, each partition called again as soon
+as its horizon passes its last call's end, a window of the least link
+latency at a time.
 
 Trace rows: partitions now run ahead of each other, so the sink gets, with
 each round's rows, a *watermark*: no partition can still produce a row earlier
@@ -231,12 +235,14 @@ def run(
     started = time.perf_counter()
     grid = Frontier(links, transport.states())
     stats.startup_seconds += time.perf_counter() - started  # (hosts elsewhere build their partitions)
-    drive = _Drive(grid, transport, sink, stats, _throttled(tick), budget or EVENT_BUDGET, held_rows)
+    lookahead = min((lat for into in links.into.values() for _, lat in into), default=math.inf)
+    drive = _Drive(
+        grid, transport, sink, stats, _throttled(tick), budget or EVENT_BUDGET, held_rows, lookahead
+    )
     drive.rounds(lambda: bool(grid.busy or grid.carrying), hold_last=tail)
     if not tail:
         return stats
     last = max((end for end, _ in transport.timelines().values()), default=-math.inf)
-    lookahead = min((lat for into in links.into.values() for _, lat in into), default=math.inf)
     drain = last + lookahead
     drive.rounds(lambda: bool((grid.earliest() < drain).any()), cap=(drain, last))
     stats.end_time = tail_end([times for _, times in transport.timelines().values()], last, lookahead)
@@ -254,6 +260,7 @@ class _Drive:
     tick: Callable[[], None]
     budget: int
     held_rows: int
+    span: float = math.inf  # the least link latency: a pipelined call's longest window
     held: int = 0  # rows the sink holds
 
     def rounds(
@@ -277,6 +284,9 @@ class _Drive:
             if hasattr(transport, "submit") and grid.free(horizon):
                 self._release_all(waiting)
                 return self.free_run(going, hold_last)
+            if getattr(transport, "pipelined", False) and until == math.inf:
+                self._release_all(waiting)
+                return self.pipelined(going, hold_last)
             laggards = None
             if self.held > self.held_rows:
                 laggards = grid.laggards()
@@ -371,6 +381,51 @@ class _Drive:
             if going() and self.held <= self.held_rows:  # it works on while the sink writes
                 submit(transport.idle(queue=windows.known))
             self._release(grid.watermark(infinite) if going() or not hold_last else -math.inf, results)
+
+    def pipelined(self, going: Callable[[], bool], hold_last: bool) -> None:
+        """Rounds without a barrier, for transports whose hosts queue calls (``submit``/``collect``).
+
+        Each partition is called again as soon as its horizon passes the end of its last call, each
+        call spanning at most the least link latency, and each host may have calls queued
+        (:meth:`~emulator.sync.frontier.Frontier.sent`: a partition with a call out stands where its
+        last answer left it, a lower bound). On a meta-scheduled grid the clusters' calls for the
+        window ahead are queued while the meta partition, in the driver, runs the window their last
+        answers opened: neither waits for the other's turn, nor a host for the slowest one. The
+        partitions get the same messages before the same times as in rounds, so the trace is the
+        same.
+        """
+        grid, transport, span = self.grid, self.transport, self.span
+        reached = np.full(len(grid.pids), -math.inf)  # by partition index: where its last call ends
+
+        def submit() -> None:
+            wanted = transport.idle(queue=True, rebalance=True)
+            if self.held > self.held_rows:
+                wanted &= grid.laggards()
+                self.stats.throttled += 1
+            earliest = grid.earliest()  # (a call's event budget may have stopped it short of its end)
+            start = np.where(grid.flying > 0, np.maximum(reached, earliest), earliest)
+            horizon = grid.horizons()
+            ends = np.where(horizon < math.inf, np.minimum(horizon, start + span), horizon)
+            ends = np.minimum(np.floor(ends / span) * span, ends)  # (a whole window's end, not past it)
+            ends[ends <= start] = -math.inf
+            calls = grid.calls(ends, wanted)
+            if calls:
+                for pid, (end, _) in calls.items():
+                    reached[grid.index[pid]] = end
+                grid.sent(calls)
+                transport.submit(calls, share(self.budget, len(calls)))
+
+        while True:
+            if going():
+                submit()
+            if not transport.in_flight():
+                if going():
+                    raise grid.stalled(float(grid.earliest().min(initial=math.inf)))
+                return
+            results = transport.collect()
+            self._took(results)
+            watermark = grid.watermark(grid.horizons())
+            self._release(watermark if going() or not hold_last else -math.inf, results)
 
     def _took(self, results: Results) -> None:
         """A call's or a round's results into the standing and the counts."""

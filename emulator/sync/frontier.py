@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 
 import numpy as np
 
@@ -41,15 +42,37 @@ class Frontier:
         self.pending: list[list[Message]] = [[] for _ in self.pids]
         self.busy = {pid for pid in self.pids if states[pid].busy}
         self.carrying = 0  # pending messages other than status reports
+        self.flying = np.zeros(len(self.pids), dtype=np.int64)  # calls out, not answered (:meth:`sent`)
+        self.inbound: list[deque[float]] = [deque() for _ in self.pids]  # their inboxes' first times
+        self.flying_head = np.full(len(self.pids), INF)  # the least of those
 
     def earliest(self) -> np.ndarray:
-        """The earliest thing each partition has to do: its next event or its first pending message."""
-        return np.minimum(self.next_time, self.head)
+        """The earliest thing each partition has to do: its next event or its first pending message
+        (or delivered in a call still out)."""
+        return np.minimum(np.minimum(self.next_time, self.head), self.flying_head)
 
     def horizons(self) -> np.ndarray:
-        """Each partition's horizon: the earliest time a message not yet sent could reach it."""
-        base = np.where(self.reacts, np.minimum(self.promise, self.head), self.promise)
-        return self.solver.horizons(base, self.reacts)
+        """Each partition's horizon: the earliest time a message not yet sent could reach it.
+
+        A partition with a call out is taken as reacting to the messages that call delivered: its
+        standing is its last answer's, from before it read them."""
+        reacts = self.reacts | (self.flying > 0)
+        pending = np.minimum(self.head, self.flying_head)
+        base = np.where(reacts, np.minimum(self.promise, pending), self.promise)
+        return self.solver.horizons(base, reacts)
+
+    def sent(self, calls: dict) -> None:
+        """``calls`` went out and will be answered in the order sent, each partition's: until then its
+        standing is its last answer's, still a lower bound, and its inbox's messages count as pending
+        (pipelined rounds: :meth:`emulator.sync.coordinator._Drive.pipelined`)."""
+        index, inbound, flying, flying_head = self.index, self.inbound, self.flying, self.flying_head
+        for pid, (_, inbox) in calls.items():
+            i = index[pid]
+            first = inbox[0][TIME] if inbox else INF
+            inbound[i].append(first)
+            flying[i] += 1
+            if first < flying_head[i]:
+                flying_head[i] = first
 
     def calls(self, horizon: np.ndarray, only: set[int] | None = None) -> dict:
         """``(horizon, inbox)`` by pid of each partition with work before its horizon (``only``: of those)."""
@@ -74,6 +97,8 @@ class Frontier:
         for pid, (outbox, next_time, _, working, promise, reacts) in results.items():
             i = index[pid]
             self.next_time[i], self.promise[i], self.reacts[i] = next_time, promise, reacts
+            if self.flying[i]:
+                self._answered(i)
             if working:
                 self.busy.add(pid)
             else:
@@ -86,6 +111,13 @@ class Frontier:
                 self.carrying += msg[KIND] != STATUS
             sent += len(outbox)
         return sent
+
+    def _answered(self, i: int) -> None:
+        """Partition ``i``'s oldest call out was answered."""
+        inbound = self.inbound[i]
+        inbound.popleft()
+        self.flying[i] -= 1
+        self.flying_head[i] = min(inbound, default=INF)
 
     def free(self, horizon: np.ndarray) -> bool:
         """Nothing can ever reach any partition again (for good: a promise of inf with nothing arriving
