@@ -75,12 +75,18 @@ PIPELINE = 3
 hosts' next calls are already waiting on them (with one, each host idled for the driver's turn: ~0.9 s
 of 2.7 s on LCG's 170 sites; three with :data:`emulator.sync.coordinator.LEAD` at 6 windows)."""
 
-PIPELINE_FROM = 2.5e-3
+PIPELINE_FROM = 2e-3
 """Rounds are pipelined (:meth:`emulator.sync.coordinator._Drive.pipelined`) once a round's compute (its
 slowest host's, a moving mean) reaches this many seconds. Pipelining halves each call's window and
 triples the driver's turns, which pays only where windows hold work: bench_ray's 128 clusters at 30 s
-links (rounds of ~4 ms) ran 10% faster pipelined, cases (b)-(d) (1-20 ms) within 2%, while 1 s links
-(under 0.5 ms) ran 20-50% slower."""
+links (rounds of ~4 ms) ran 5-10% faster pipelined, cases (b)-(d) (1-20 ms) within noise, while 1 s
+links (under 0.5 ms) ran 20-50% slower. With the mean's weight at 0.3, or a threshold of 2.5 ms, the
+first turned late or the 1 s links turned on a burst."""
+
+PIPELINE_FROM_PLAIN = 20e-3
+"""The same over plain Ray calls (an actor on another node; ``--ray-calls plain``), ten times as costly
+as a direct line's: pipelined, case (b) ran 0.73x in-process against 0.83x in rounds, (c) 1.30x
+against 1.34-1.44x."""
 
 PIPELINE_WEIGHT = 0.1
 """The last round's weight in that moving mean."""
@@ -135,7 +141,7 @@ class RayTransport:
         rebalance_floor: float = REBALANCE_FLOOR,
         in_driver: Sequence[int] = (),
         direct: bool = True,
-        pipeline_from: float = PIPELINE_FROM,
+        pipeline_from: float | None = None,
     ) -> None:
         self.groups = groups
         self.owner = owners(groups)
@@ -164,6 +170,8 @@ class RayTransport:
         self.states()  # every host has built its partitions: start-up, as in one process, not the run's
         self._graph, self.plain_reason = compile_rounds(self.hosts) if compiled else (None, "")
         self._calls = HostCalls.open(self.hosts, direct and not compiled)
+        if pipeline_from is None:
+            pipeline_from = PIPELINE_FROM if self._calls.kind == "direct" else PIPELINE_FROM_PLAIN
         self.pipeline_from = pipeline_from if self._graph is None else math.inf
         self._round_load = 0.0  # moving mean of a round's compute (PIPELINE_WEIGHT)
         self._answered = 0  # calls answered since the last rebalancing check (pipelined rounds)
@@ -519,7 +527,8 @@ class RayBackend:
     per actor). ``meta_in_driver``: the meta partition runs in the driver, not
     in an actor. ``direct``: calls to the actors on the driver's node over
     direct lines (:mod:`actors.channel`), not plain Ray calls. ``pipeline_from``:
-    rounds are pipelined once their compute reaches it (seconds; 0: always, inf: never).
+    rounds are pipelined once their compute reaches it (seconds; 0: always, inf: never;
+    None: :data:`PIPELINE_FROM` over direct lines, :data:`PIPELINE_FROM_PLAIN` else).
     After a run, ``migrations`` counts the partitions that rebalancing moved, and
     ``calls`` says how rounds reached the actors (:attr:`RayTransport.calls`).
 
@@ -535,7 +544,7 @@ class RayBackend:
     rebalance_every: int = REBALANCE_EVERY
     meta_in_driver: bool = True
     direct: bool = True
-    pipeline_from: float = PIPELINE_FROM
+    pipeline_from: float | None = None
     migrations: int = field(default=0, init=False)
     calls: str = field(default="", init=False)
 

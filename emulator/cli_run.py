@@ -171,9 +171,7 @@ def format_summary(summary: dict) -> str:
         lines.append(f"  {skipped[0]}")
     run = summary.get("run")
     if run:
-        lines.append(
-            f"{run['events']} events in {run['rounds']} barrier rounds, {run['wall_seconds']:.2f} s wall"
-        )
+        lines.append(f"{run['events']} events in {run['rounds']} rounds, {run['wall_seconds']:.2f} s wall")
     return "\n".join(lines)
 
 

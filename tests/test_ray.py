@@ -19,6 +19,7 @@ ray = pytest.importorskip("ray")
 
 from actors import HostDied, RayTransport, group_partitions, ray_backend, static_weights  # noqa: E402
 from actors.session import init_local  # noqa: E402
+from actors.transport import PIPELINE_FROM, PIPELINE_FROM_PLAIN  # noqa: E402
 from emulator import load_scenario, run  # noqa: E402
 from emulator.data.scenario import parse  # noqa: E402
 
@@ -227,7 +228,7 @@ class KillingBackend:
     after_migration: bool = False
     in_driver: tuple[int, ...] = ()  # partitions the driver runs (ray_backend's: the meta partition)
     direct: bool = True
-    pipeline_from: float = math.inf  # (0: pipelined rounds from the start)
+    pipeline_from: float | None = math.inf  # (0: pipelined rounds from the start; None: by the calls)
     kind: type = Killing
     transport: Killing | None = None
     graph: object = None  # the compiled graph the transport started with
@@ -335,6 +336,19 @@ def test_rebalancing_migrates_partitions_and_the_trace_is_unchanged(ray_instance
     assert backend.transport.migrations > 0
     # The graph calls hosts by index: migrations need no recompiling.
     assert backend.transport._graph is backend.graph
+
+
+@pytest.mark.parametrize(
+    ("calls", "threshold"),
+    [("direct", PIPELINE_FROM), ("plain", PIPELINE_FROM_PLAIN), ("compiled", math.inf)],
+)
+def test_rounds_are_pipelined_from_a_compute_that_pays_for_the_calls(
+    ray_instance, tmp_path, calls, threshold
+):
+    scenario = load_scenario("quickstart", ["workload.jobs=20"])
+    backend = KillingBackend(0, 0, compiled=calls == "compiled", direct=calls == "direct", pipeline_from=None)
+    run(scenario, tmp_path / "ray", backend=backend)
+    assert backend.transport.pipeline_from == threshold
 
 
 @pytest.mark.parametrize(("pipeline_from", "rounds"), [(1e-12, 1), (1.0, None)], ids=["turns", "stays"])

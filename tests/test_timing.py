@@ -23,3 +23,12 @@ def test_beyond_eight_partitions_the_rest_are_summed():
     assert lines[2] == "2 round(s) called only the laggards: the writer held too many rows"
     assert lines[3].endswith("c6 10.0%, 2 others 20.0%")
     assert lines[3].startswith("compute by partition: meta 10.0%, c0 10.0%")
+
+
+def test_rounds_with_no_barrier_are_counted_apart():
+    stats = RunStats(rounds=30, calls=40, barrier_free=25)
+    assert (
+        format_timing(stats, [])
+        .splitlines()[0]
+        .startswith("30 rounds (25 of them one host's call, no barrier), 40 partition calls")
+    )

@@ -178,6 +178,7 @@ def run(
         "backend": backend_name,
         "events": writer.rows_written,
         "rounds": stats.rounds,
+        "barrier_free_rounds": stats.barrier_free,
         "partition_calls": stats.calls,
         "messages": stats.messages,
         "startup_seconds": round(stats.startup_seconds, 3),

@@ -185,6 +185,7 @@ class RunStats:
     startup_seconds: float = 0.0  # opening the backend and building the partitions (Ray: its start-up)
     shutdown_seconds: float = 0.0  # closing the backend (Ray: stopping its actors and processes)
     throttled: int = 0  # rounds that called only the laggards (the sink held too many rows)
+    barrier_free: int = 0  # of the rounds, one host's call answered with no barrier (free, pipelined)
     partition_seconds: dict[int, float] | None = None  # compute by pid, when the transport measures it
     end_time: float = math.inf  # rows at or after it are past the run's end (``run``'s ``tail``)
 
@@ -376,7 +377,7 @@ class _Drive:
                     raise grid.stalled(grid.watermark(infinite))
                 return
             results = transport.collect()
-            self._took(results)
+            self._took(results, barrier=False)
             windows.received(results, grid.watermark(infinite))
             if going() and self.held <= self.held_rows:  # it works on while the sink writes
                 submit(transport.idle(queue=windows.known))
@@ -423,13 +424,14 @@ class _Drive:
                     raise grid.stalled(float(grid.earliest().min(initial=math.inf)))
                 return
             results = transport.collect()
-            self._took(results)
+            self._took(results, barrier=False)
             watermark = grid.watermark(grid.horizons())
             self._release(watermark if going() or not hold_last else -math.inf, results)
 
-    def _took(self, results: Results) -> None:
+    def _took(self, results: Results, barrier: bool = True) -> None:
         """A call's or a round's results into the standing and the counts."""
         stats = self.stats
+        stats.barrier_free += not barrier
         stats.compute_seconds += self.transport.compute_seconds
         _count_partition_seconds(stats, self.transport)
         stats.messages += self.grid.apply(results)

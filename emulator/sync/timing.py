@@ -15,8 +15,9 @@ SHOWN = 8
 def format_timing(stats: RunStats, cluster_names: list[str]) -> str:
     """A few lines: rounds and calls, compute and barrier per round, then each partition's compute share."""
     per_round = 1e3 / max(stats.rounds, 1)
+    free = f" ({stats.barrier_free} of them one host's call, no barrier)" if stats.barrier_free else ""
     lines = [
-        f"{stats.rounds} rounds, {stats.calls} partition calls, {stats.messages} messages; "
+        f"{stats.rounds} rounds{free}, {stats.calls} partition calls, {stats.messages} messages; "
         f"start-up {stats.startup_seconds:.3f} s, shut-down {stats.shutdown_seconds:.3f} s",
         f"per round: compute {stats.compute_seconds * per_round:.3f} ms, "
         f"barrier {stats.barrier_seconds * per_round:.3f} ms ({stats.barrier_share:.0%} of round time)",
