@@ -386,10 +386,12 @@ class _Drive:
     def pipelined(self, going: Callable[[], bool], hold_last: bool) -> None:
         """Rounds without a barrier, for transports whose hosts queue calls (``submit``/``collect``).
 
-        Each partition is called again as soon as its horizon passes the end of its last call, each
-        call spanning at most the least link latency, and each host may have calls queued
+        Each partition is called again as soon as its horizon reaches past the end of its last call:
+        up to the next multiple of the least link latency, no further, so a call answers within one
+        window (and the clusters' windows stay abreast). Each host may have calls queued
         (:meth:`~emulator.sync.frontier.Frontier.sent`: a partition with a call out stands where its
-        last answer left it, a lower bound). On a meta-scheduled grid the clusters' calls for the
+        last answer left it, a lower bound). A partition nothing can reach (an infinite horizon)
+        takes event budgets, as in a free run. On a meta-scheduled grid the clusters' calls for the
         window ahead are queued while the meta partition, in the driver, runs the window their last
         answers opened: neither waits for the other's turn, nor a host for the slowest one. The
         partitions get the same messages before the same times as in rounds, so the trace is the
