@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import tempfile
 from contextlib import contextmanager
+from pathlib import Path
 from unittest.mock import patch
 
 import pytest
@@ -12,13 +14,14 @@ from hypothesis import strategies as st
 
 from emulator import load_scenario, run
 from emulator.core.messages import Message
+from emulator.data.scenario import parse
 from emulator.engine.runner import build_partitions
 from emulator.sync import coordinator
 from emulator.sync.frontier import Frontier
 from emulator.sync.horizons import Links
 from emulator.sync.merge import RowMerger
 
-from .test_properties import SETTINGS
+from .test_properties import SETTINGS, grid_scenarios
 
 
 class Echo:
@@ -352,6 +355,30 @@ def test_pipelined_rounds_write_the_trace_of_rounds_however_hosts_answer(
         )
     written = tuple((tmp_path / "piped" / f).read_bytes() for f in ("events.arrow", "jobs.arrow"))
     assert written == rounds_trace(name, tmp_path)
+
+
+@settings(SETTINGS, max_examples=60)
+@given(
+    grid_scenarios(),
+    st.sampled_from((None, 0.5, 3.0)),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.sampled_from([4, coordinator.EVENT_BUDGET]),
+    st.randoms(use_true_random=False),
+)
+def test_pipelined_rounds_write_the_trace_of_rounds_on_random_grids(raw, period, hosts, depth, budget, rng):
+    # Mixed latencies (0.5-2 s: a cluster's windows run up to 4 ahead), stale status reports, transfer
+    # times, every local policy.
+    if period is not None:
+        raw = {**raw, "stress": {"status_period": period}}
+    scenario = parse(raw, "generated.toml")
+    groups_of = lambda pids: [g for g in (pids[h::hosts] for h in range(hosts)) if g]  # noqa: E731
+    with tempfile.TemporaryDirectory() as tmp:
+        run(scenario, Path(tmp) / "rounds")
+        with patch.object(coordinator, "EVENT_BUDGET", budget), patch.object(coordinator, "MIN_BUDGET", 1):
+            run(scenario, Path(tmp) / "piped", backend=pipelined_backend(groups_of, depth, rng.choice))
+        for name in ("events.arrow", "jobs.arrow"):
+            assert (Path(tmp) / "piped" / name).read_bytes() == (Path(tmp) / "rounds" / name).read_bytes()
 
 
 def test_pipelined_rounds_queue_the_clusters_next_window_while_the_meta_partition_runs(tmp_path):
