@@ -46,8 +46,9 @@ Four tables:
    rounds measured here;
    the meta partition runs in the driver, so a round holding it alone pays no Ray round),
    so users see what a 16- or 64-core machine would give, which a 2-core one cannot show.
-   The projection counts rounds, not the pipelined calls the measured Ray run turns to at 30 s
-   links (the meta partition's window beside the clusters'): it errs low there.
+   The projection models rounds, not the pipelined calls the measured Ray run turns to at 30 s
+   links (the meta partition's window beside the clusters', which it would shorten), nor the
+   driver's own share of the cores (which the measured 2-core run pays, and the model does not).
 4. ``sweep``: 20 independent quickstart runs (10k jobs each) one after another vs a process
    pool vs Ray tasks; the target is >= 1.8x faster than sequential.
 
