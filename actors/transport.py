@@ -233,9 +233,7 @@ class RayTransport:
             seconds, parts[h] = unpack_results(data)
             self.partition_seconds.update(seconds)
             self.compute_seconds = max(self.compute_seconds, sum(seconds.values()))
-            if self.rebalance_every:
-                for pid, spent in seconds.items():
-                    self._window[pid] += spent
+            self._weigh(seconds)
         for h in sorted(parts):  # (results in host order, whichever answered first)
             results.update(parts[h])
         self._round_load += PIPELINE_WEIGHT * (self.compute_seconds - self._round_load)
@@ -326,11 +324,13 @@ class RayTransport:
         ``rebalance`` (pipelined rounds): once ``rebalance_every`` calls have been answered since the
         last check, no host gets another until every one has answered; then the check runs (a
         partition migrates with no call out)."""
-        due = rebalance and self.rebalance_every and self._answered >= self.rebalance_every
-        if due and not any(self._flying):
-            self._answered = 0
-            self._rebalance(self._horizon)
-        hosts = () if due and any(self._flying) else range(len(self.groups))
+        draining = False
+        if rebalance and self.rebalance_every and self._answered >= self.rebalance_every:
+            draining = any(self._flying)
+            if not draining:
+                self._answered = 0
+                self._rebalance(self._horizon)
+        hosts = () if draining else range(len(self.groups))
         idle = {pid for h in hosts if self._open(h, queue) for pid in self.groups[h]}
         return idle | self.driver.pids if self.driver else idle
 
@@ -376,10 +376,14 @@ class RayTransport:
         self.compute_seconds = sum(seconds.values())
         self.partition_seconds = seconds
         self._answered += 1
+        self._weigh(seconds)
+        return results
+
+    def _weigh(self, seconds: dict[int, float]) -> None:
+        """Each partition's compute in a reply, into the loads the next rebalancing check weighs."""
         if self.rebalance_every:
             for pid, spent in seconds.items():
                 self._window[pid] += spent
-        return results
 
     def _checkpoint_all(self) -> None:
         for h in range(len(self.hosts)):

@@ -367,11 +367,7 @@ class _Drive:
 
         while True:
             if going():
-                wanted = transport.idle(queue=windows.known)
-                if self.held > self.held_rows:
-                    wanted &= grid.laggards()
-                    self.stats.throttled += 1
-                submit(wanted)
+                submit(self._wanted(transport.idle(queue=windows.known)))
             if not transport.in_flight():
                 if going():
                     raise grid.stalled(grid.watermark(infinite))
@@ -400,14 +396,10 @@ class _Drive:
         grid, transport, span = self.grid, self.transport, self.span
         reached = np.full(len(grid.pids), -math.inf)  # by partition index: where its last call ends
 
-        def submit() -> None:
-            wanted = transport.idle(queue=True, rebalance=True)
-            if self.held > self.held_rows:
-                wanted &= grid.laggards()
-                self.stats.throttled += 1
+        def submit(horizon: np.ndarray) -> None:
+            wanted = self._wanted(transport.idle(queue=True, rebalance=True))
             earliest = grid.earliest()  # (a call's event budget may have stopped it short of its end)
             start = np.where(grid.flying > 0, np.maximum(reached, earliest), earliest)
-            horizon = grid.horizons()
             ends = np.where(horizon < math.inf, np.minimum(horizon, start + span), horizon)
             ends = np.minimum(np.floor(ends / span) * span, ends)  # (a whole window's end, not past it)
             ends[ends <= start] = -math.inf
@@ -418,17 +410,25 @@ class _Drive:
                 grid.sent(calls)
                 transport.submit(calls, share(self.budget, len(calls)))
 
+        horizon = grid.horizons()  # (from the last answers: the sink's watermark, then the next calls)
         while True:
             if going():
-                submit()
+                submit(horizon)
             if not transport.in_flight():
                 if going():
                     raise grid.stalled(float(grid.earliest().min(initial=math.inf)))
                 return
             results = transport.collect()
             self._took(results, barrier=False)
-            watermark = grid.watermark(grid.horizons())
-            self._release(watermark if going() or not hold_last else -math.inf, results)
+            horizon = grid.horizons()
+            self._release(grid.watermark(horizon) if going() or not hold_last else -math.inf, results)
+
+    def _wanted(self, wanted: set[int]) -> set[int]:
+        """The partitions ``wanted`` to call, but only the laggards while the sink holds too many rows."""
+        if self.held > self.held_rows:
+            self.stats.throttled += 1
+            return wanted & self.grid.laggards()
+        return wanted
 
     def _took(self, results: Results, barrier: bool = True) -> None:
         """A call's or a round's results into the standing and the counts."""
