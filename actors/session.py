@@ -9,7 +9,9 @@ stays as the cluster has it.
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,14 +51,27 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
         yield
         return
     address = address or os.environ.get("RAY_ADDRESS") or None
-    if address:
-        ray.init(address=address, log_to_driver=False, logging_level="ERROR")
-    else:
-        init_local(num_cpus)
+    with _own_sigterm():
+        if address:
+            ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+        else:
+            init_local(num_cpus)
     try:
         yield
     finally:
         ray.shutdown()
+
+
+@contextmanager
+def _own_sigterm() -> Iterator[None]:
+    """Keep this process's SIGTERM handler across ``ray.init``, which installs its own: gridemu's
+    closes the files as Ctrl-C does and exits 143; Ray's made a run exit 15 or 134."""
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if threading.current_thread() is threading.main_thread() and before is not None:
+            signal.signal(signal.SIGTERM, before)
 
 
 def driver_import_path() -> dict:

@@ -411,9 +411,11 @@ def _assign_last(target: np.ndarray, index: np.ndarray, values: np.ndarray) -> N
 Waiting = tuple[Chunk, list[int] | np.ndarray]
 """Released rows not yet written, and their partitions (:meth:`TraceWriter._take`)."""
 
-FLUSH_SECONDS = 5.0
+FLUSH_SECONDS = 2.0
 """Wall seconds after which rows waiting for a full batch are written anyway (and synced): what a run
-killed with ``kill -9`` leaves is at most this old. The final file is re-cut into full batches."""
+killed with ``kill -9`` leaves is at most this old, plus one call
+(:data:`~emulator.sync.coordinator.CALL_SECONDS`: rows reach the writer between calls). The final file
+is re-cut into full batches."""
 
 
 class TraceWriter:
@@ -452,10 +454,12 @@ class TraceWriter:
         self._count = 0  # rows waiting
         self._width = 0  # machines + PEs they list (batch_cut)
         self.rows_written = 0
+        self._settled = True  # False while a round's rows are taken (a stop then writes no more: close)
 
     def __call__(self, watermark: float, results: dict) -> int:
         """A round's rows: those below ``watermark`` are final (:mod:`~emulator.sync.merge`); returns
         rows held."""
+        self._settled = False
         for pid, result in results.items():
             self._merger.add(pid, result[2])
         self._take(*self._merger.release(watermark))
@@ -464,6 +468,7 @@ class TraceWriter:
         elif self._count and monotonic() - self._written_at > FLUSH_SECONDS:
             self.flush(last=True)  # a short batch, so a killed run leaves recent rows readable
             self._uneven = True
+        self._settled = True
         return self._merger.held
 
     def flush(self, last: bool = False, sync: bool = True) -> None:
@@ -532,9 +537,16 @@ class TraceWriter:
 
         ``end``: rows from there on are past the run's end (background events
         some partition processed ahead: :func:`emulator.sync.horizons.tail_end`).
+        A run that failed or was stopped writes only the rows it had released
+        (below a watermark): those a partition made ahead of the others are not
+        final while a laggard could still make earlier ones, and writing them
+        would leave a file sorted by time with a hole in it. So what it leaves
+        is the same prefix of the complete run's trace a ``kill -9`` leaves.
         """
-        self._take(*self._merger.release(end))
-        self.flush(last=True, sync=not ok)  # (a commit syncs the file anyway)
+        if ok:
+            self._take(*self._merger.release(end))
+        if ok or self._settled:  # (stopped inside a round's rows: its state is half-changed)
+            self.flush(last=True, sync=not ok)  # (a commit syncs the file anyway)
         if not ok:
             self.events.close()
             return None

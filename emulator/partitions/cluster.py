@@ -47,6 +47,7 @@ from ..core.runs import Run
 from ..policies import LOCAL
 from ..state.cluster_state import ClusterState
 from ..state.views import ClusterView
+from ..sync import coordinator
 from ..sync.coordinator import EVENT_BUDGET
 from ..sync.horizons import Timeline
 from .event_kinds import (
@@ -175,6 +176,7 @@ class ClusterPartition:
             self._incoming += len(inbox)
             self.timeline.woken()
         events = self._events
+        deadline = perf_counter() + coordinator.CALL_SECONDS
         while events and events[0][0] < horizon and budget > 0:
             budget -= 1
             self.state.now = time = events[0][0]
@@ -192,6 +194,8 @@ class ClusterPartition:
             if self.reporter is not None:
                 self._report()
             self.timeline.step(time, self.busy)
+            if perf_counter() > deadline:  # a slow policy: the writer flushes between calls
+                break
         out, rows = self._outbox, self._rows
         self._outbox, self._rows = [], []
         return out, self.next_time, rows, self.busy, self.promise, self.reacts

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from time import perf_counter
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from ..policies import META as META_POLICIES
 from ..policies.meta_base import HOLD, Dispatch, Reject
 from ..policies.registry import PolicySpec
 from ..state.meta_view import MetaState, MetaView
+from ..sync import coordinator
 from ..sync.coordinator import EVENT_BUDGET
 from ..sync.horizons import Timeline
 
@@ -104,6 +106,7 @@ class MetaPartition:
                 self.timeline.woken()
             heapq.heappush(self._events, (msg.time, kind, self._seq, (msg.src - 1, msg.payload)))
         events = self._events
+        deadline = perf_counter() + coordinator.CALL_SECONDS
         while events and events[0][0] < horizon and budget > 0:
             budget -= 1
             self.now = self.knowledge.now = time = events[0][0]
@@ -129,6 +132,8 @@ class MetaPartition:
             if submitted or (reported and self._held):
                 self._dispatch(self._held + submitted)
             self.timeline.step(time, self.busy)
+            if perf_counter() > deadline:  # a slow policy (coordinator.CALL_SECONDS)
+                break
         out, rows = self._outbox, self._rows
         self._outbox, self._rows = [], []
         return out, self.next_time, rows, self.busy, self.promise, self.reacts

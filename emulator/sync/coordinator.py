@@ -88,6 +88,12 @@ EVENT_BUDGET = 16384
 """Event times a partition processes per call at most: a free-running cluster's rows stream to the
 writer and the progress bar moves, while calls stay few (KTH-SP2 on one cluster: ~8 calls)."""
 
+CALL_SECONDS = 0.5
+"""Wall seconds after which a call stops at the end of its current event time, whatever its budget
+left: under a slow policy (conservative backfilling on a deep queue) an event budget's worth of event
+times took 10 s, and the trace writer, which flushes between calls, wrote nothing meanwhile. Where a
+call stops never changes a row (a call's end is not an event), so the clock only paces the calls."""
+
 MIN_BUDGET = 256
 """Event times per partition per call at least, however many partitions a round calls."""
 

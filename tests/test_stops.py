@@ -1,0 +1,211 @@
+"""A stopped run leaves an exact prefix of the complete run's trace, whatever stopped it and when.
+
+Sites that nothing can reach run ahead of each other; the writer holds their
+rows until no laggard can make an earlier one. A run stopped by Ctrl-C or
+SIGTERM must write only what it had released (as ``kill -9`` leaves only what
+it had flushed), never the rows of the sites ahead: the file would be sorted
+by time and miss the rows the laggards never made.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from emulator import run
+from emulator.data import rundir, trace
+from emulator.data.scenario import parse
+from emulator.partitions.cluster import ClusterPartition
+from emulator.sync import coordinator
+
+from .conftest import shared_path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def uneven_sites(jobs: int = 900) -> dict:
+    """Three clusters whose jobs all name their site, one dense, two sparse: in rounds, each runs its
+    share of event times, so the sparse ones run far ahead in virtual time."""
+    names = ["dense", "sparse", "rare"]
+    spacing = {"dense": 1.0, "sparse": 9.0, "rare": 40.0}
+    gridlets = []
+    for i in range(jobs):
+        site = names[0] if i % 6 < 4 else names[1] if i % 6 == 4 else names[2]
+        gridlets.append(
+            {
+                "id": i,
+                "length": 50.0 * (1 + i % 5),
+                "cpus": 1 + i % 2,
+                "submit": spacing[site] * i,
+                "site": site,
+            }
+        )
+    return {
+        "name": "uneven-sites",
+        "clusters": [{"name": n, "machines": [{"count": 2, "cpus": 2, "mips": 1.0}]} for n in names],
+        "workload": {"source": "gridlets", "gridlets": gridlets},
+    }
+
+
+def events(path: Path) -> pa.Table:
+    with pa.memory_map(str(path)) as source:
+        return pa.ipc.open_file(source).read_all()
+
+
+@pytest.fixture
+def small_calls(monkeypatch):
+    """Calls of a few event times and a flush at every round: many rounds, rows on disk at each."""
+    monkeypatch.setattr(coordinator, "EVENT_BUDGET", 8)
+    monkeypatch.setattr(coordinator, "MIN_BUDGET", 4)
+    monkeypatch.setattr(trace, "FLUSH_SECONDS", 0.0)
+
+
+def stopped_after(calls: int, monkeypatch):
+    """Make the ``calls``-th call into a cluster raise KeyboardInterrupt, as Ctrl-C would there."""
+    advance = ClusterPartition.advance
+    seen = [0]
+
+    def counting(self, *args, **kwargs):
+        seen[0] += 1
+        if seen[0] == calls:
+            raise KeyboardInterrupt
+        return advance(self, *args, **kwargs)
+
+    monkeypatch.setattr(ClusterPartition, "advance", counting)
+
+
+@pytest.mark.parametrize("calls", [5, 23, 61, 140])
+def test_a_run_interrupted_while_sites_run_ahead_leaves_an_exact_prefix(
+    tmp_path, monkeypatch, small_calls, calls
+):
+    scenario = parse(uneven_sites(), "test")
+    full = events(run(scenario, tmp_path / "full").out_dir / "events.arrow")
+    stopped_after(calls, monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        run(scenario, tmp_path / "stopped")
+    found = rundir.recover(tmp_path / "stopped")
+    left = events(tmp_path / "stopped" / "events.recovered.arrow")
+    assert found["events.recovered.arrow"] == left.num_rows
+    assert 0 < left.num_rows < full.num_rows
+    assert left.equals(full.slice(0, left.num_rows))
+
+
+def test_a_stop_inside_the_writers_flush_writes_nothing_more(tmp_path, monkeypatch, small_calls):
+    """Ctrl-C can land while a batch is being written: the writer's state is then half-changed, and
+    writing the rest would repeat or skip rows."""
+    scenario = parse(uneven_sites(), "test")
+    full = events(run(scenario, tmp_path / "full").out_dir / "events.arrow")
+    write = trace.PartFile.write
+    seen = [0]
+
+    def interrupted(self, batch):
+        write(self, batch)
+        seen[0] += 1
+        if seen[0] == 12:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(trace.PartFile, "write", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run(scenario, tmp_path / "stopped")
+    rundir.recover(tmp_path / "stopped")
+    left = events(tmp_path / "stopped" / "events.recovered.arrow")
+    assert 0 < left.num_rows < full.num_rows
+    assert left.equals(full.slice(0, left.num_rows))
+
+
+def test_calls_stopped_by_the_clock_after_every_event_time_leave_the_trace_unchanged(tmp_path, monkeypatch):
+    """Where a call stops is not an event: a call that stops after each event time (a clock limit of
+    0 s) gives the same files."""
+    scenario = parse(uneven_sites(300), "test")
+    run(scenario, tmp_path / "once")
+    monkeypatch.setattr(coordinator, "CALL_SECONDS", 0.0)
+    run(scenario, tmp_path / "stepped")
+    for name in ("events.arrow", "jobs.arrow"):
+        assert (tmp_path / "once" / name).read_bytes() == (tmp_path / "stepped" / name).read_bytes()
+
+
+def gridemu(*args: str, **options) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "emulator.cli", *args, "--quiet"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        **options,
+    )
+
+
+def wait_for_rows(part: Path, process: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Until the run has flushed rows (its ``.part`` holds more than the schema), or fail."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if part.exists() and part.stat().st_size > 4096:
+            return
+        if process.poll() is not None:
+            pytest.fail(f"the run ended (exit {process.returncode}) before it flushed rows")
+        time.sleep(0.05)
+    process.kill()
+    pytest.fail(f"no rows flushed to {part} within {timeout:g} s")
+
+
+@pytest.fixture(scope="module")
+def lcg_sites(tmp_path_factory) -> tuple[list[str], pa.Table]:
+    """LCG-2005-1's 170 sites (jobs entering their site: free runs, some far ahead), and its trace."""
+    args = ["run", "--swf", str(shared_path("traces", "LCG-2005-1.swf.gz")), "--sites", "partition"]
+    out = tmp_path_factory.mktemp("lcg") / "full"
+    process = gridemu(*args, "--out", str(out))
+    assert process.wait(timeout=300) == 0, process.stderr.read()
+    return args, events(out / "events.arrow")
+
+
+@pytest.mark.parametrize(
+    "backend, sig, code",
+    [
+        ([], signal.SIGINT, 130),
+        ([], signal.SIGTERM, 143),
+        (["--backend", "ray", "--partitions", "2"], signal.SIGINT, 130),
+        (["--backend", "ray", "--partitions", "2"], signal.SIGTERM, 143),
+    ],
+    ids=["inproc-sigint", "inproc-sigterm", "ray-sigint", "ray-sigterm"],
+)
+def test_a_signalled_run_leaves_an_exact_prefix_of_the_complete_trace(
+    tmp_path, lcg_sites, backend, sig, code
+):
+    args, full = lcg_sites
+    out = tmp_path / "stopped"
+    process = gridemu(*args, *backend, "--out", str(out))
+    wait_for_rows(out / "events.arrow.part", process)
+    process.send_signal(sig)
+    assert process.wait(timeout=120) == code
+    assert "the files written so far are kept" in process.stderr.read()
+    rundir.recover(out)
+    left = events(out / "events.recovered.arrow")
+    assert 0 < left.num_rows < full.num_rows
+    assert left.equals(full.slice(0, left.num_rows))
+
+
+def test_a_slow_policys_run_killed_after_6_s_has_flushed_rows(tmp_path):
+    """A call into a cluster under a slow policy spans many passes: it stops by the clock, so rows reach
+    the disk every few seconds, not once per event budget (10 s and more)."""
+    kth = shared_path("traces", "KTH-SP2-1996-2.1-cln.swf.gz")
+    slow = "local.policy=tests.plugins.slow_fcfs:SlowFcfs"
+    out = tmp_path / "slow"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = gridemu("run", "--swf", str(kth), "--set", slow, "--out", str(out), env=env)
+    time.sleep(6.0)
+    assert process.poll() is None, "the run ended before it could be killed"
+    process.kill()
+    process.wait(timeout=30)
+    assert rundir.recover(out)["events.recovered.arrow"] > 0
+    left = events(out / "events.recovered.arrow")
+    full = tmp_path / "fcfs"
+    complete = gridemu("run", "--swf", str(kth), "--set", "local.policy=fcfs", "--out", str(full))
+    assert complete.wait(timeout=120) == 0, complete.stderr.read()
+    assert left.equals(events(full / "events.arrow").slice(0, left.num_rows))
