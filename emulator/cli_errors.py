@@ -15,6 +15,7 @@ from contextlib import contextmanager, suppress
 from .core.config import ScenarioError
 from .core.preemption import PreemptionError
 from .policies import PolicyError
+from .policies.errors import DecisionError
 from .sync.frontier import Stalled
 
 EXIT_INPUT = 2
@@ -51,7 +52,7 @@ def _input_errors() -> tuple[type[BaseException], ...]:
 
 
 def _emulation_errors() -> tuple[type[BaseException], ...]:
-    errors: tuple[type[BaseException], ...] = (Stalled, PreemptionError)
+    errors: tuple[type[BaseException], ...] = (Stalled, PreemptionError, DecisionError)
     if "actors.transport" in sys.modules:  # HostDied exists only where Ray was used
         errors += (sys.modules["actors.transport"].HostDied,)
     return errors

@@ -219,3 +219,41 @@ def test_the_docs_commands_on_the_worked_example_run(tmp_path, monkeypatch, caps
         argv = [*shlex.split(line)[1:], "--out", str(tmp_path / f"out{i}"), "--quiet"]
         assert main(argv) == 0, line
     assert times(tmp_path / "out0") == SMALLEST_TIMES and times(tmp_path / "out1") == LARGEST_TIMES
+
+
+BAD_DECISIONS = {
+    # every queued job on machine 0 at once: J2 (3 CPUs) while J1 holds all 4
+    "over": "[(job, ((0, job.cpus),)) for job in view.queue.values()]",
+    # a plan of fewer CPUs than the job asks
+    "short": "[(job, ((0, 1),)) for job in view.queue.values() if job.cpus > 1][:1]",
+    # a machine the cluster does not have
+    "nowhere": "[(job, ((7, job.cpus),)) for job in view.queue.values()][:1]",
+}
+
+
+@pytest.mark.parametrize(
+    "kind, message",
+    [
+        ("over", "at time 1: cannot start job 2: machine 0 has 0 free CPUs, not 3"),
+        ("short", "at time 0: cannot start job 1: plan ((0, 1),) gives 1 CPUs, the job asks for 4"),
+        ("nowhere", "at time 0: cannot start job 1: machine 7 does not exist (the cluster has 1)"),
+    ],
+)
+def test_a_policys_bad_decision_is_one_line_naming_policy_cluster_time_and_job(
+    tmp_path, monkeypatch, capsys, kind, message
+):
+    """Checked where it is applied, before it changes the cluster: exit 4 (the emulation could not go
+    on), one line, and the run directory left for another run to replace (no live run holds it)."""
+    (tmp_path / f"bad_{kind}.py").write_text(
+        "from emulator.policies.local_base import LocalPolicy\n\n\n"
+        "class Bad(LocalPolicy):\n"
+        "    def schedule(self, view):\n"
+        f"        return {BAD_DECISIONS[kind]}\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "run"
+    args = ["run", str(SCENARIO), "--set", f"local.policy=bad_{kind}:Bad", "--out", str(out), "--quiet"]
+    assert main(args) == 4
+    err = capsys.readouterr().err
+    assert err == f"gridemu: emulation failed: policy bad_{kind}:Bad on cluster c {message}\n"
+    assert main([*args, "--overwrite", "--set", f"local.policy={SMALLEST}"]) == 0

@@ -45,6 +45,7 @@ from ..core.preemption import (
 from ..core.resources import Pes, Plan
 from ..core.runs import Run
 from ..policies import LOCAL
+from ..policies.errors import DecisionError
 from ..state.cluster_state import ClusterState
 from ..state.views import ClusterView
 from ..sync import coordinator
@@ -316,7 +317,24 @@ class ClusterPartition:
             if type(decision) is Preempt:
                 self._preempt(*decision)
             else:
+                self._check_start(decision)
                 self._start(*decision)
+
+    def _check_start(self, decision: tuple) -> None:
+        """A start the policy decided can be applied: the job is queued, its plan gives it exactly its
+        CPUs on machines of this cluster, and those CPUs and its licenses are free. Otherwise a
+        :class:`DecisionError` names the policy, the cluster, the job, the time and what was wrong."""
+        job, plan = decision[0], decision[1]
+        problem = None
+        if getattr(job, "id", None) not in self.state.queue:
+            problem = f"job {getattr(job, 'id', job)!r} is not queued"
+        else:
+            problem = self.state.resources.unfit(job, plan)
+        if problem is not None:
+            raise DecisionError(
+                f"policy {self.policy.name} on cluster {self.cluster.name} at time {self.state.now:g}: "
+                f"cannot start {problem}"
+            )
 
     def _plan_tick(self) -> None:
         """A time-driven policy plans at multiples of ``period`` only, and only while jobs are queued.

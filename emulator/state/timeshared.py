@@ -98,6 +98,10 @@ class SharedResources(Resources):
             return [list(loads) for loads in self._loads]
         return [list(loads) if up else [] for loads, up in zip(self._loads, self.available, strict=True)]
 
+    def _room(self, m: int) -> int:
+        """Every PE of machine ``m``: time-shared, busy ones are shared."""
+        return int(self.capacity[m])
+
     def allocate(
         self, job: Job, plan: Plan, chosen: Pes | None = None
     ) -> tuple[tuple[int, ...], tuple[int, ...]]:
