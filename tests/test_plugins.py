@@ -235,7 +235,7 @@ BAD_DECISIONS = {
     "kind, message",
     [
         ("over", "at time 1: cannot start job 2: machine 0 has 0 free CPUs, not 3"),
-        ("short", "at time 0: cannot start job 1: plan ((0, 1),) gives 1 CPUs, the job asks for 4"),
+        ("short", "at time 0: cannot start job 1: plan ((0, 1),) gives 1 CPUs, it asks 4"),
         ("nowhere", "at time 0: cannot start job 1: machine 7 does not exist (the cluster has 1)"),
     ],
 )

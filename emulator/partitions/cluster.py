@@ -42,7 +42,7 @@ from ..core.preemption import (
     PreemptionError,
     resume_info,
 )
-from ..core.resources import Pes, Plan
+from ..core.resources import OverAllocation, Pes, Plan
 from ..core.runs import Run
 from ..policies import LOCAL
 from ..policies.errors import DecisionError
@@ -317,24 +317,13 @@ class ClusterPartition:
             if type(decision) is Preempt:
                 self._preempt(*decision)
             else:
-                self._check_start(decision)
                 self._start(*decision)
 
-    def _check_start(self, decision: tuple) -> None:
-        """A start the policy decided can be applied: the job is queued, its plan gives it exactly its
-        CPUs on machines of this cluster, and those CPUs and its licenses are free. Otherwise a
-        :class:`DecisionError` names the policy, the cluster, the job, the time and what was wrong."""
-        job, plan = decision[0], decision[1]
-        problem = None
-        if getattr(job, "id", None) not in self.state.queue:
-            problem = f"job {getattr(job, 'id', job)!r} is not queued"
-        else:
-            problem = self.state.resources.unfit(job, plan)
-        if problem is not None:
-            raise DecisionError(
-                f"policy {self.policy.name} on cluster {self.cluster.name} at time {self.state.now:g}: "
-                f"cannot start {problem}"
-            )
+    def _bad(self, what: str) -> DecisionError:
+        """A decision of the policy that cannot be applied: named with the policy, cluster and time."""
+        return DecisionError(
+            f"policy {self.policy.name} on cluster {self.cluster.name} at time {self.state.now:g}: {what}"
+        )
 
     def _plan_tick(self) -> None:
         """A time-driven policy plans at multiples of ``period`` only, and only while jobs are queued.
@@ -381,10 +370,19 @@ class ClusterPartition:
         progress it kept and its overhead, on its machines if it was suspended.
         """
         state = self.state
+        if job.id not in state.queue:
+            raise self._bad(f"cannot start job {job.id}: it is not queued")
         held = state.dequeue(job)
         if held is not None:
             held.check_resume(job.id, plan)
-        machines, pes = state.resources.allocate(job, plan, chosen)
+        try:
+            machines, pes = state.resources.allocate(job, plan, chosen)
+        except (OverAllocation, LookupError, TypeError, ValueError) as err:
+            raise self._bad(f"cannot start {state.resources.unfit(job, plan) or err}") from err
+        if len(pes) != job.cpus:
+            raise self._bad(
+                f"cannot start job {job.id}: plan {plan!r} gives {len(pes)} CPUs, it asks {job.cpus}"
+            )
         now = state.now
         run = Run(job, now, plan, machines, pes, state.resources.speed(plan))
         self._seq += 1
