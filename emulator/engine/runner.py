@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import tomllib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -16,11 +17,13 @@ from pathlib import Path
 import pyarrow as pa
 import tomli_w
 
+from ..core.config import ScenarioError, Table
 from ..core.heap import frozen_heap, long_lived
-from ..core.model import Job, LinkClock
+from ..core.model import Job, LinkClock, Platform, platform_of
 from ..data import rundir
-from ..data.metrics import summarize
-from ..data.scenario import Scenario
+from ..data.metrics import MetricOptions, summarize
+from ..data.scenario import Scenario, build_platform
+from ..data.scenario import _metric_options as read_metric_options
 from ..data.trace import EVENT_SCHEMA, TraceWriter
 from ..partitions.cluster import ClusterPartition
 from ..partitions.meta import MetaPartition
@@ -137,7 +140,26 @@ def run(
     and after each trace batch.
     """
     out_dir = Path(out_dir) if out_dir is not None else rundir.default_dir(scenario.name, scenario.seed)
-    rundir.claim(out_dir, overwrite)
+    claim = rundir.claim(out_dir, overwrite)
+    try:  # the claim is held (its lock) while the run goes on, and let go of however it ends
+        with _naming_run_files(out_dir):
+            result = _run_claimed(scenario, out_dir, on_progress, backend, backend_name)
+        claim.finish()
+        return result
+    finally:
+        claim.release()
+
+
+def _run_claimed(
+    scenario: Scenario,
+    out_dir: Path,
+    on_progress: Callable[[Progress], None] | None,
+    backend: Backend,
+    backend_name: str,
+) -> RunResult:
+    """:func:`run` in its claimed directory: scenario.toml first (so a run stopped after its traces
+    can still be summarized: :func:`summarize_stopped`), then the traces, then summary.json."""
+    _write_text(out_dir / "scenario.toml", tomli_w.dumps(scenario.effective))
     started = time.perf_counter()
     stats = coordinator.RunStats()
     report = None
@@ -164,15 +186,12 @@ def run(
         writer.close(ok=False)
         raise
     jobs = writer.close(ok=True, end=stats.end_time)
-    summary = summarize(
-        jobs, _events_for_metrics(out_dir / "events.arrow"), scenario.platform, scenario.metrics
-    )
-    summary["workload"] = {
+    workload = {
         "jobs": len(scenario.jobs),
         "skipped_lines": len(scenario.skipped),
         "skipped": scenario.skipped[:SKIPPED_SHOWN],
     }
-    summary["run"] = {
+    run = {
         "scenario": scenario.name,
         "seed": scenario.seed,
         "backend": backend_name,
@@ -185,13 +204,114 @@ def run(
         "shutdown_seconds": round(stats.shutdown_seconds, 3),
         "compute_seconds": round(stats.compute_seconds, 3),
         "barrier_seconds": round(stats.barrier_seconds, 3),
-        "wall_seconds": round(time.perf_counter() - started, 3),
+        "wall_seconds": None,  # (timed last, below)
     }
-    summary["scheduler"] = scheduler_cost(costs, scenario)
-    _write_text(out_dir / "scenario.toml", tomli_w.dumps(scenario.effective))
-    _write_text(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
-    rundir.finish(out_dir)
+    summary = build_summary(
+        out_dir, jobs, scenario.platform, scenario.metrics, workload, run, scheduler_cost(costs, scenario)
+    )
+    run["wall_seconds"] = round(time.perf_counter() - started, 3)
+    write_summary(out_dir, summary)
     return RunResult(out_dir, summary, jobs, stats)
+
+
+def build_summary(
+    out_dir: Path,
+    jobs: pa.Table,
+    platform: Platform,
+    options: MetricOptions,
+    workload: dict,
+    run: dict,
+    scheduler: dict | None = None,
+) -> dict:
+    """summary.json: the metrics of the run directory's ``jobs`` and ``events.arrow``
+    (:func:`~emulator.data.metrics.summarize`), then its ``workload``, ``run`` and ``scheduler`` blocks
+    (a run's own, or what :func:`summarize_stopped` can know afterwards)."""
+    summary = summarize(jobs, _events_for_metrics(out_dir / "events.arrow"), platform, options)
+    summary["workload"] = workload
+    summary["run"] = run
+    if scheduler is not None:
+        summary["scheduler"] = scheduler
+    return summary
+
+
+def write_summary(out_dir: Path, summary: dict) -> None:
+    _write_text(out_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+
+
+def summarize_stopped(out_dir: Path) -> dict:
+    """Finish a run stopped after its traces were complete (``gridemu inspect --summarize``): write its
+    summary.json from ``events.arrow``, ``jobs.arrow`` and ``scenario.toml``, then drop its marker.
+
+    The metrics are the run's own (the platform and ``[metrics]`` from scenario.toml, checked against
+    the clusters jobs.arrow records); the ``run`` block has only what the files tell (no wall-clock
+    times, rounds or scheduler cost) and says ``"summarized_after_stop": true``. A directory a live run
+    holds is refused (:class:`~emulator.data.rundir.RunDirError`); one whose summary.json was written
+    before the stop only loses its marker.
+    """
+    out_dir = Path(out_dir)
+    missing = [n for n in ("events.arrow", "jobs.arrow", "scenario.toml") if not (out_dir / n).is_file()]
+    if missing:
+        what = rundir.describe(out_dir) if out_dir.is_dir() and any(out_dir.iterdir()) else "not a run"
+        raise FileNotFoundError(f"{out_dir}: cannot summarize: no complete {', '.join(missing)} ({what})")
+    if (out_dir / "summary.json").is_file() and not (out_dir / rundir.MARKER).exists():
+        raise rundir.RunDirError(f"{out_dir}: holds a finished run (summary.json): nothing to summarize")
+    claim = rundir.adopt(out_dir)
+    try:
+        if (out_dir / "summary.json").is_file():  # stopped between its summary and dropping the marker
+            summary = json.loads((out_dir / "summary.json").read_text())
+        else:
+            summary = _summary_after_stop(out_dir)
+            with _naming_run_files(out_dir):
+                write_summary(out_dir, summary)
+        claim.finish()
+        return summary
+    finally:
+        claim.release()
+
+
+def _summary_after_stop(out_dir: Path) -> dict:
+    source = out_dir / "scenario.toml"
+    try:
+        config = tomllib.loads(source.read_text())
+    except tomllib.TOMLDecodeError as err:
+        raise ScenarioError(f"{source}: not a readable scenario.toml ({err})") from None
+    platform = build_platform(config, str(source), out_dir)
+    options = read_metric_options(Table(config, str(source)).table("metrics", {}))
+    with pa.memory_map(str(out_dir / "jobs.arrow")) as file:
+        jobs = pa.ipc.open_file(file).read_all()
+    recorded = platform_of(jobs)
+    rebuilt = [(c.name, [m.cpus for m in c.machines]) for c in platform.clusters]
+    if recorded is not None and recorded != rebuilt:
+        raise ScenarioError(
+            f"{source}: its clusters are not those {out_dir / 'jobs.arrow'} was emulated on "
+            f"({', '.join(name for name, _ in recorded)})"
+        )
+    with pa.memory_map(str(out_dir / "events.arrow")) as file:
+        reader = pa.ipc.open_file(file)
+        events = sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
+    run = {
+        "scenario": config.get("name"),
+        "seed": config.get("seed"),
+        "backend": config.get("backend"),
+        "events": events,
+        "summarized_after_stop": True,
+    }
+    return build_summary(out_dir, jobs, platform, options, {"jobs": jobs.num_rows}, run)
+
+
+@contextmanager
+def _naming_run_files(out_dir: Path) -> Iterator[None]:
+    """An OSError naming no file (pyarrow's: a full disk's) names the run's file being written: the
+    ``.part`` there (jobs.arrow's after events.arrow's), else the run directory."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is not None:
+            raise
+        parts = [out_dir / f"{n}.part" for n in ("summary.json", "jobs.arrow", "events.arrow")]
+        written = next((p for p in parts if p.exists()), out_dir)
+        with rundir.naming(written):
+            raise
 
 
 def _events_for_metrics(path: Path) -> pa.Table:
