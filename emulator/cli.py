@@ -142,12 +142,25 @@ def add_run(sub) -> None:
 
 
 def add_inspect(sub) -> None:
-    inspect = sub.add_parser("inspect", help="print a run directory's summary and counts")
-    inspect.add_argument("run_dir", type=Path)
-    inspect.add_argument(
+    inspect = sub.add_parser(
+        "inspect",
+        help="print a run directory's summary and counts (or a sweep directory's points)",
+        description="Print a finished run's summary and event counts; for a run that has not finished, "
+        "what it left (complete and partial files) and what can be done with them; for a sweep "
+        "directory, each point's state (finished, failed, not run) and the table of means.",
+    )
+    inspect.add_argument("run_dir", type=Path, help="a run directory, or a sweep's")
+    what = inspect.add_mutually_exclusive_group()
+    what.add_argument(
         "--recover",
         action="store_true",
         help="salvage the rows a killed run flushed: each *.arrow.part as *.recovered.arrow",
+    )
+    what.add_argument(
+        "--summarize",
+        action="store_true",
+        help="finish a run stopped after its events.arrow and jobs.arrow were complete: write its "
+        "summary.json from them and scenario.toml (wall-clock times unknown), and drop its .running marker",
     )
     inspect.set_defaults(command=_inspect)
 
@@ -159,13 +172,17 @@ def _run(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     if args.recover:
         return _recover(args.run_dir)
+    if args.summarize:
+        return _summarize(args.run_dir)
+    if _is_sweep(args.run_dir):
+        return _inspect_sweep(args.run_dir)
     path = args.run_dir / "summary.json"
     if not path.is_file():
         held = args.run_dir.is_dir() and any(args.run_dir.iterdir())
         what = rundir.describe(args.run_dir) if held else "not a run directory"
         raise FileNotFoundError(f"{args.run_dir}: {what} (no summary.json)")
     summary = json.loads(path.read_text())
-    print(format_summary(summary))
+    print(_format_run(summary))
     with pa.memory_map(str(args.run_dir / "events.arrow")) as source:
         events = pa.ipc.open_file(source).read_all()
     counts = events.column("kind").cast("string").value_counts().to_pylist()
@@ -176,7 +193,22 @@ def _inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _format_run(summary: dict) -> str:
+    """The run's table (:func:`format_summary`); a summary written by ``--summarize`` says so instead
+    of the wall-clock figures it does not have."""
+    run = summary.get("run") or {}
+    if not run.get("summarized_after_stop"):
+        return format_summary(summary)
+    return (
+        format_summary({**summary, "run": None})
+        + f"\n{run['events']} events; summarized after the run stopped (`gridemu inspect --summarize`): "
+        "its wall-clock times and rounds are unknown"
+    )
+
+
 def _recover(run_dir: Path) -> int:
+    if rundir.is_live(run_dir):
+        raise rundir.RunDirError(f"{run_dir}: {rundir.describe(run_dir)}; recover it once it has stopped")
     found = rundir.recover(run_dir)
     if not found:
         parts = sorted(part.name for part in run_dir.glob("*.arrow.part"))
@@ -185,9 +217,77 @@ def _recover(run_dir: Path) -> int:
                 f"{run_dir}: {', '.join(parts)} holds no rows: the run was stopped before its first flush "
                 f"(rows are written every {FLUSH_SECONDS:g} s of wall time), so nothing can be recovered"
             )
+        if rundir.summarizable(run_dir):
+            raise FileNotFoundError(
+                f"{run_dir}: no *.arrow.part to recover: its events.arrow and jobs.arrow are complete; "
+                f"`gridemu inspect --summarize {run_dir}` writes its summary.json"
+            )
         raise FileNotFoundError(f"{run_dir}: no readable *.arrow.part to recover")
     for name, rows in found.items():
         print(f"{run_dir / name}: {rows:,} rows recovered")
+    return 0
+
+
+def _summarize(run_dir: Path) -> int:
+    from .engine import runner
+
+    summary = runner.summarize_stopped(run_dir)
+    print(_format_run(summary))
+    print(f"{run_dir / 'summary.json'}: written; {run_dir} holds a finished run")
+    return 0
+
+
+_POINT = re.compile(r"point-\d{3,}")
+
+
+def _is_sweep(path: Path) -> bool:
+    """A sweep's directory: its tables, or point folders (a sweep still running or killed)."""
+    if not path.is_dir() or (path / "summary.json").exists():
+        return False
+    if (path / "sweep.arrow").is_file() or (path / "sweep.csv").is_file():
+        return True
+    return any(p.is_dir() and _POINT.fullmatch(p.name) for p in path.iterdir())
+
+
+def _inspect_sweep(path: Path) -> int:
+    """Each point's state, from the sweep table (written when a sweep ends, is interrupted or fails)
+    and the point folders (written as each point finishes), then the table of means."""
+    from .cli_sweep import format_comparison
+    from .engine import sweep
+
+    folders = {p.name for p in path.iterdir() if p.is_dir() and _POINT.fullmatch(p.name)}
+    done = {name for name in folders if (path / name / "summary.json").is_file()}
+    table = path / "sweep.arrow"
+    if not table.is_file():
+        print(
+            f"sweep {path}: no sweep table (sweep.arrow): the sweep is still running, or was killed "
+            f"before writing it; {len(done)} point(s) finished"
+        )
+        for name in sorted(folders):
+            state = "finished" if name in done else "incomplete (no summary.json)"
+            print(f"  {name}  {state}")
+        return 0
+    with pa.memory_map(str(table)) as source:
+        rows = pa.ipc.open_file(source).read_all()
+    keys = sweep.varied_keys(rows)
+    lines, states = [], {}
+    for row in rows.to_pylist():
+        name = f"point-{row['point']:03d}"
+        state = row["status"]
+        if state != "ok" and name in done:
+            state = "ok (finished after the table was written)"
+        states[state.split()[0]] = states.get(state.split()[0], 0) + 1
+        values = " ".join(f"{key}={row[key]}" for key in keys)
+        error = (row["error"] or "").strip().splitlines()
+        lines.append(f"  {name}  {values}  {state}" + (f": {error[-1]}" if error and state != "ok" else ""))
+    said = {"ok": "finished", "failed": "failed", "timeout": "timed out", "not": "not run"}
+    counts = ", ".join(f"{states[s]} {said.get(s, s)}" for s in sorted(states, key=[*said, *states].index))
+    print(f"sweep {path}: {rows.num_rows} points: {counts}")
+    print("\n".join(lines))
+    if states.get("not"):
+        print(f"(`gridemu sweep ... --out {path} --resume` runs the points not run)")
+    if "ok" in states:
+        print(format_comparison(sweep.compare(rows, keys), [k for k in keys if k != "seed"]))
     return 0
 
 
