@@ -240,7 +240,12 @@ def test_a_run_interrupted_while_writing_jobs_is_explained_and_replaced_with_ove
     monkeypatch.setattr(trace.PartFile, "write", interrupted)
     assert main(argv) == EXIT_INTERRUPTED
     assert "interrupted; the files written so far are kept" in one_line(capsys)
-    assert sorted(p.name for p in out.iterdir()) == [".running", "events.arrow", "jobs.arrow.part"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".running",
+        "events.arrow",
+        "jobs.arrow.part",
+        "scenario.toml",
+    ]
     monkeypatch.setattr(trace.PartFile, "write", write)
     assert main(["inspect", str(out)]) == EXIT_INPUT
     assert "holds a run that has not finished" in one_line(capsys)

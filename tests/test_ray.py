@@ -312,7 +312,11 @@ def test_a_dead_actor_without_checkpoints_stops_the_run_naming_partitions_and_ti
     scenario = load_scenario("quickstart", ["workload.jobs=200"])
     with pytest.raises(HostDied, match=r"partition\(s\) \[1\] died .* virtual time [0-9.]+"):
         run(scenario, tmp_path / "ray", backend=KillingBackend(kill_at=30, checkpoint_every=0))
-    assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == [".running", "events.arrow.part"]
+    assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == [
+        ".running",
+        "events.arrow.part",
+        "scenario.toml",
+    ]
 
 
 # Every cluster on one host, the meta partition alone on the other: measured loads call for moves.
@@ -490,7 +494,7 @@ def test_cli_a_dead_actor_without_checkpoints_is_one_line_and_exit_4(
         r"before virtual time [0-9.e+]+ \(checkpoints are off, so the run cannot recover\)",
         err,
     ), err
-    assert sorted(p.name for p in out.iterdir()) == [".running", "events.arrow.part"]
+    assert sorted(p.name for p in out.iterdir()) == [".running", "events.arrow.part", "scenario.toml"]
     assert err.count("\n") <= 2, err  # Ray's own multi-line error is quoted by its first line only
 
 
@@ -541,7 +545,11 @@ def test_an_error_in_an_actors_partition_is_raised_in_the_driver_as_itself(
     scenario = load_scenario(SCENARIO, ["local.policy=failing_policy:FailsAtThirdPass"])
     with pytest.raises(ValueError, match=r"policy bug at [0-9]+"):
         run(scenario, tmp_path / "ray", backend=ray_backend(hosts=1, checkpoint_every=0, direct=direct))
-    assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == [".running", "events.arrow.part"]
+    assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == [
+        ".running",
+        "events.arrow.part",
+        "scenario.toml",
+    ]
 
 
 def test_the_driver_import_path_leaves_the_interpreter_out(tmp_path, monkeypatch):

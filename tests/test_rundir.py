@@ -105,7 +105,7 @@ def test_a_run_killed_before_its_first_flush_is_explained_not_recovered(tmp_path
     assert main(["inspect", "--recover", str(stopped)]) == 2
     err = capsys.readouterr().err
     assert "events.arrow.part holds no rows: the run was stopped before its first flush" in err
-    assert "every 5 s of wall time" in err and err.count("\n") == 1
+    assert "every 2 s of wall time" in err and err.count("\n") == 1
 
 
 def test_flushes_by_the_clock_leave_the_final_file_byte_identical(tmp_path, monkeypatch):

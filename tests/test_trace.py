@@ -64,7 +64,7 @@ def test_a_crash_leaves_readable_part_files_and_nothing_under_final_names(tmp_pa
     out = tmp_path / "run"
     with pytest.raises(RuntimeError, match="policy bug"):
         run(load_scenario("quickstart", ["workload.jobs=300"]), out)
-    assert sorted(p.name for p in out.iterdir()) == [".running", "events.arrow.part"]
+    assert sorted(p.name for p in out.iterdir()) == [".running", "events.arrow.part", "scenario.toml"]
     partial = read(out / "events.arrow.part")
     assert 0 < partial.num_rows < 1500
 
