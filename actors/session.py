@@ -59,19 +59,27 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
     try:
         yield
     finally:
-        ray.shutdown()
+        with _own_sigterm():
+            ray.shutdown()
 
 
 @contextmanager
 def _own_sigterm() -> Iterator[None]:
-    """Keep this process's SIGTERM handler across ``ray.init``, which installs its own: gridemu's
-    closes the files as Ctrl-C does and exits 143; Ray's made a run exit 15 or 134."""
+    """Keep this process's SIGTERM handler across Ray's start and shut-down: ``ray.init`` installs its
+    own, and a SIGTERM while Ray shut down met the default action (the run exited 15, -15 or 134);
+    gridemu's closes the files as Ctrl-C does and exits 143. SIGTERM is blocked meanwhile (so Ray's
+    threads, started now, never take it), then delivered to gridemu's handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     before = signal.getsignal(signal.SIGTERM)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     try:
         yield
     finally:
-        if threading.current_thread() is threading.main_thread() and before is not None:
+        if before is not None:
             signal.signal(signal.SIGTERM, before)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
 
 def driver_import_path() -> dict:
