@@ -47,35 +47,51 @@ def add_sweep(sub) -> None:
         "--point-timeout", type=float, metavar="SECONDS", help="stop a point running longer (inproc backend)"
     )
     parser.add_argument(
-        "--resume", action="store_true", help="continue the sweep in --out: skip the points it finished"
+        "--resume",
+        action="store_true",
+        help="continue the sweep in --out: skip the points it finished (the scenario, --vary and --set "
+        "it records are used; any given must match them)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(command=run_sweep)
 
 
 def run_sweep(args: argparse.Namespace) -> int:
-    _apply_recipe(args)
-    varies = sweep.parse_vary(args.vary)
-    if not varies:
-        raise ScenarioError("sweep: give at least one --vary KEY=VALUES")
-    todo = sweep.points(varies, args.overrides)
-    source = str(Path(args.scenario).resolve()) if Path(args.scenario).is_file() else args.scenario
+    if args.out is not None and rundir.is_live(args.out):  # said first: nothing else matters then
+        raise sweep.SweepDirError(f"{args.out}: {sweep.live(args.out)}")
+    definition = _definition(args)
+    varies = sweep.parse_vary(definition.vary)
+    todo = sweep.points(varies, definition.set)
+    source = definition.scenario
     seed, sets = todo[0].overrides()
     first = scenarios.load(source, sets, seed=seed)  # a broken scenario fails here, once
     for note in first.notes:
         print(f"gridemu: note: {note}", file=sys.stderr)
-    _validate(source, todo)
-    out = _sweep_dir(args, first.name)
-    results = [r for r in (sweep.finished(out, p) for p in todo) if r is not None] if args.resume else []
-    left = [p for p in todo if p.index not in {r.point.index for r in results}]
+    earlier = {p.index for p in todo if args.resume and sweep.finished(args.out, p)}
+    configs = _validate(source, todo, first, earlier)
+    out = args.out or _default_dir(first.name)
+    held = sweep.claim(out, resume=args.resume)
+    try:
+        results = _resumed(out, source, todo, configs) if args.resume else []
+    except BaseException:
+        sweep.let_go(held)  # refused before anything ran: the directory stays as it was
+        raise
     keys = [key for key, _ in varies]
     try:
-        _execute(args, source, left, out, results, first.name)
-    finally:  # interrupted or not, the tables say what every point became
-        ran = {r.point.index for r in results}
-        pending = [sweep.PointResult(p, error=sweep.NOT_RUN) for p in todo if p.index not in ran]
-        rows = sweep.table([*results, *pending], keys)
-        sweep.write_tables(out, rows)
+        if sweep.read_definition(out) is None:  # a new sweep, or one an older gridemu began
+            sweep.write_definition(out, definition)
+        left = [p for p in todo if p.index not in {r.point.index for r in results}]
+        try:
+            _execute(args, source, left, out, results, first.name)
+        finally:  # interrupted or not, the tables say what every point became
+            ran = {r.point.index for r in results}
+            pending = [sweep.PointResult(p, error=sweep.NOT_RUN) for p in todo if p.index not in ran]
+            rows = sweep.table([*results, *pending], keys)
+            sweep.write_tables(out, rows)
+    except BaseException:
+        held.release()  # stopped: its marker says so, and --resume continues it
+        raise
+    held.finish()
     print(format_comparison(sweep.compare(rows, keys), [k for k in keys if k != "seed"]))
     for key in sweep.inert_keys(rows, keys):
         print(f"gridemu: warning: {INERT.get(key, INERT_ANY).format(key=key)}", file=sys.stderr)
@@ -87,6 +103,70 @@ def run_sweep(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _definition(args: argparse.Namespace) -> sweep.Definition:
+    """The sweep asked for: the command line's, or with ``--resume`` the one ``--out`` records, which
+    what the command line gives (a scenario, ``--vary``, ``--set``, a recipe) must match."""
+    if args.resume and args.out is None:
+        raise ScenarioError("sweep --resume: name the sweep's directory with --out DIR")
+    recorded = sweep.read_definition(args.out) if args.resume else None
+    if args.recipe is not None:
+        _apply_recipe(args)
+    if recorded is None:
+        if args.scenario is None:
+            if args.resume:
+                raise ScenarioError(f"sweep --resume: {args.out}: {_nothing_recorded(args.out)}")
+            raise ScenarioError("sweep: give a scenario, or --recipe NAME (see `gridemu presets`)")
+        if not args.vary:
+            raise ScenarioError("sweep: give at least one --vary KEY=VALUES")
+        return sweep.Definition(_source(args.scenario), tuple(args.vary), tuple(args.overrides))
+    asked = sweep.Definition(
+        _source(args.scenario) if args.scenario is not None else recorded.scenario,
+        tuple(args.vary) or recorded.vary,
+        tuple(args.overrides) or recorded.set,
+    )
+    mismatch = sweep.differs(recorded, asked)
+    if mismatch:
+        raise sweep.SweepMismatch(
+            f"sweep --resume: {args.out} holds another sweep than the one asked for: {mismatch} "
+            f"(`gridemu sweep --resume --out {args.out}` alone resumes the one it holds)"
+        )
+    return recorded
+
+
+def _nothing_recorded(out: Path) -> str:
+    if not out.is_dir() or not any(out.iterdir()):
+        return "no sweep there to resume; give a scenario and --vary to start one"
+    return (
+        f"records no sweep ({sweep.DEFINITION} is missing: begun by an older gridemu?); "
+        "give its scenario, --vary and --set again to resume it"
+    )
+
+
+def _source(scenario: str) -> str:
+    """A scenario file by its resolved path (the same file from any directory), a built-in by name."""
+    return str(Path(scenario).resolve()) if Path(scenario).is_file() else scenario
+
+
+def _resumed(out: Path, source: str, todo: list[sweep.Point], configs: dict[int, dict]) -> list:
+    """The points an earlier run of the sweep in ``out`` finished, each checked to be the point asked for."""
+    results = []
+    for point in todo:
+        result = sweep.finished(out, point)
+        if result is None:
+            continue
+        if point.index not in configs:  # finished since they were loaded (by a sweep since ended)
+            seed, sets = point.overrides()
+            configs[point.index] = sweep.effective(scenarios.load(source, sets, seed=seed).effective)
+        mismatch = sweep.point_differs(out, point, configs[point.index])
+        if mismatch:
+            raise sweep.SweepMismatch(
+                f"sweep --resume: {out}/{point.name} ran another point than the one asked for: {mismatch} "
+                "(resume it with the scenario, --vary and --set it ran with, or --overwrite it)"
+            )
+        results.append(result)
+    return results
+
+
 INERT_ANY = "varying {key} changed no metric: every value gave the same results (does the key reach the run?)"
 INERT = {
     "seed": "the seeds gave identical results (± 0): nothing in this scenario draws from the seed; on a"
@@ -96,22 +176,19 @@ INERT = {
 """The warning for a varied key that changed nothing (:func:`emulator.engine.sweep.inert_keys`)."""
 
 
-def _validate(source: str, todo: list[sweep.Point]) -> None:
-    """Load every point's scenario before any runs: a bad value fails the sweep at once, naming it."""
+def _validate(source: str, todo: list[sweep.Point], first, keep: set[int]) -> dict[int, dict]:
+    """Load every point's scenario before any runs: a bad value fails the sweep at once, naming it.
+    Returns the effective configurations of the points in ``keep`` (those to resume)."""
+    configs = {todo[0].index: sweep.effective(first.effective)} if todo[0].index in keep else {}
     for point in todo[1:]:
         seed, sets = point.overrides()
         try:
-            scenarios.load(source, sets, seed=seed)
+            loaded = scenarios.load(source, sets, seed=seed)
         except (ScenarioError, PolicyError) as err:
             raise ScenarioError(f"sweep point {point.name} {point.values}: {err}") from None
-
-
-def _sweep_dir(args: argparse.Namespace, name: str) -> Path:
-    out = args.out or _default_dir(name)
-    if out.exists() and any(out.iterdir()) and not args.resume:
-        raise FileExistsError(f"{out}: sweep directory is not empty; pick another --out, or --resume it")
-    out.mkdir(parents=True, exist_ok=True)
-    return out
+        if point.index in keep:
+            configs[point.index] = sweep.effective(loaded.effective)
+    return configs
 
 
 def _execute(args, source: str, left: list[sweep.Point], out: Path, results: list, name: str) -> None:
@@ -135,10 +212,6 @@ def _execute(args, source: str, left: list[sweep.Point], out: Path, results: lis
 
 def _apply_recipe(args: argparse.Namespace) -> None:
     """Fill the scenario, ``--set`` and ``--vary`` from ``--recipe`` (the command line's own win)."""
-    if args.recipe is None:
-        if args.scenario is None:
-            raise ScenarioError("sweep: give a scenario, or --recipe NAME (see `gridemu presets`)")
-        return
     from workloads import recipes
 
     recipe = recipes.load(args.recipe)

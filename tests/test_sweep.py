@@ -90,6 +90,7 @@ def test_a_sweep_writes_every_point_and_a_failing_point_leaves_the_others(tmp_pa
         "point-003",
         "sweep.arrow",
         "sweep.csv",
+        "sweep.json",  # the sweep's definition: --resume needs no repeat of it
     ]
     # a point's run is the run of its scenario: byte for byte
     direct = run(load_scenario("quickstart", ["workload.jobs=60"], seed=2), tmp_path / "direct")

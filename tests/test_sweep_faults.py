@@ -1,7 +1,10 @@
-"""Sweeps when things go wrong: a killed driver's workers die with it."""
+"""Sweeps when things go wrong: a killed driver's workers die with it; --resume continues only the
+sweep its directory holds."""
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 import signal
 import subprocess
@@ -10,6 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
+
+from emulator import load_scenario, run
+from emulator.cli import main
+from emulator.cli_errors import EXIT_INPUT
+from emulator.engine import sweep
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "emulator" / "examples"
 
 PROC = Path("/proc")
 
@@ -74,3 +84,141 @@ def test_a_killed_sweep_leaves_no_point_worker_running(tmp_path, how):
         if driver.poll() is None:
             driver.kill()
             driver.wait()
+
+
+def sweep_argv(out: Path, *more: str) -> list[str]:
+    return [
+        "sweep",
+        "quickstart",
+        "--quiet",
+        "--workers",
+        "1",
+        "--set",
+        "workload.jobs=60",
+        "--out",
+        str(out),
+        *more,
+    ]
+
+
+RANDOM = ["--vary", "meta.policy=random", "--vary", "seed=1..4"]
+
+
+def rows(out: Path) -> list[dict[str, str]]:
+    with (out / "sweep.csv").open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def interrupted(out: Path, monkeypatch, at: int = 3) -> None:
+    """Sweep ``RANDOM`` into ``out``, Ctrl-C'd as point ``at``'s result comes in (points run in order)."""
+    real = sweep.write_point
+
+    def write_point(out_dir, result):
+        if result.point.index == at:
+            raise KeyboardInterrupt
+        real(out_dir, result)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sweep, "write_point", write_point)
+        assert main(sweep_argv(out, *RANDOM)) == 130
+
+
+def test_resume_refuses_another_sweep_and_leaves_the_directory_as_it_was(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "sweep"
+    interrupted(out, monkeypatch)
+    table = (out / "sweep.csv").read_text()
+    assert [r["status"] for r in rows(out)] == ["ok", "ok", "ok", "not run"]
+    assert (out / ".running").is_file()  # stranded: its marker, unlocked, says so
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    capsys.readouterr()
+    asked = sweep_argv(out, "--vary", "meta.policy=round-robin", "--vary", "seed=1..4", "--resume")
+    assert main(asked) == EXIT_INPUT
+    assert capsys.readouterr().err == (
+        f"gridemu: error: sweep --resume: {out} holds another sweep than the one asked for: "
+        "--vary meta.policy: recorded random, asked round-robin "
+        f"(`gridemu sweep --resume --out {out}` alone resumes the one it holds)\n"
+    )
+    assert (out / "sweep.csv").read_text() == table
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+
+
+def test_resume_with_no_definition_runs_the_recorded_sweep(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "sweep"
+    interrupted(out, monkeypatch)
+    assert main(["sweep", "--resume", "--out", str(out), "--quiet"]) == 0
+    assert "4 of 4 runs done" in capsys.readouterr().out
+    table = rows(out)
+    assert [(r["point"], r["meta.policy"], r["seed"], r["status"]) for r in table] == [
+        (str(i), "random", str(i + 1), "ok") for i in range(4)
+    ]
+    # every row holds its own point's results: the resumed one, and those run before the interruption
+    for row in table:
+        direct = run(
+            load_scenario("quickstart", ["workload.jobs=60", "meta.policy=random"], seed=int(row["seed"])),
+            tmp_path / f"direct-{row['point']}",
+        )
+        assert float(row["mean_wait"]) == pytest.approx(direct.summary["grid"]["mean_wait"], rel=1e-12)
+        assert int(row["jobs_finished"]) == direct.summary["jobs"]["finished"] == 60
+    assert 'policy = "random"' in (out / "point-003" / "scenario.toml").read_text()
+    assert not (out / ".running").exists()  # finished
+    # the same definition given again, in other words (1,2,3,4 is 1..4): resumed, nothing left to run
+    again = sweep_argv(out, "--vary", "meta.policy=random", "--vary", "seed=1,2,3,4", "--resume")
+    assert main(again) == 0 and "4 of 4 runs done" in capsys.readouterr().out
+
+
+def test_resume_checks_each_finished_point_against_the_point_asked_for(tmp_path, capsys, monkeypatch):
+    # the scenario file changed since: the definition is the same, the points are not
+    scenario = tmp_path / "grid.toml"
+    text = (EXAMPLES / "quickstart.toml").read_text()
+    scenario.write_text(text)
+    out = tmp_path / "sweep"
+    real = sweep.write_point
+
+    def write_point(out_dir, result):
+        if result.point.index == 1:
+            raise KeyboardInterrupt
+        real(out_dir, result)
+
+    argv = [
+        "sweep",
+        str(scenario),
+        "--quiet",
+        "--workers",
+        "1",
+        "--set",
+        "workload.jobs=60",
+        "--out",
+        str(out),
+    ]
+    argv += ["--vary", "seed=1..2"]
+    with monkeypatch.context() as patch:
+        patch.setattr(sweep, "write_point", write_point)
+        assert main(argv) == 130
+    scenario.write_text(text.replace("mean_interarrival = 10", "mean_interarrival = 20"))
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == EXIT_INPUT
+    assert capsys.readouterr().err == (
+        f"gridemu: error: sweep --resume: {out}/point-000 ran another point than the one asked for: "
+        "workload.mean_interarrival = 10.0, asked workload.mean_interarrival = 20.0 "
+        "(resume it with the scenario, --vary and --set it ran with, or --overwrite it)\n"
+    )
+    assert not (out / "point-001").exists()
+
+
+def test_resume_of_a_sweep_recording_no_definition_checks_its_points(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "sweep"
+    interrupted(out, monkeypatch)
+    (out / "sweep.json").unlink()  # as an older gridemu left it
+    capsys.readouterr()
+    assert main(["sweep", "--resume", "--out", str(out), "--quiet"]) == EXIT_INPUT
+    assert "sweep.json is missing" in capsys.readouterr().err
+    asked = sweep_argv(out, "--vary", "meta.policy=round-robin", "--vary", "seed=1..4", "--resume")
+    assert main(asked) == EXIT_INPUT
+    assert capsys.readouterr().err.endswith(
+        f"{out}/point-000 ran another point than the one asked for: "
+        'meta.policy = "random", asked meta.policy = "round-robin" '
+        "(resume it with the scenario, --vary and --set it ran with, or --overwrite it)\n"
+    )
+    assert main(sweep_argv(out, *RANDOM, "--resume")) == 0
+    assert [r["status"] for r in rows(out)] == ["ok"] * 4
+    assert json.loads((out / "sweep.json").read_text())["vary"] == ["meta.policy=random", "seed=1..4"]

@@ -9,6 +9,14 @@ order. Commas inside brackets or quotes do not split values, so
 executor puts it (a process of a pool, or a Ray task) and hands back its run
 directory's files as bytes: only the driver writes, so workers need no shared
 disk. A failed point is recorded with its error; the others go on.
+
+A sweep directory records its own definition (:class:`Definition`, in
+``sweep.json``), so ``--resume`` needs no repeat of it and refuses to mix in
+another sweep's points: the definition it is given, and each finished point's
+``scenario.toml``, must be what the sweep asks for (:func:`differs`,
+:func:`point_differs`). While a sweep writes its directory it holds it as a run
+holds its own (:func:`claim`: a ``.running`` marker, locked): a live sweep is
+never resumed or replaced, a finished or stranded one may be.
 """
 
 from __future__ import annotations
@@ -26,8 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import tomli_w
 
 from ..core.config import ScenarioError
+from ..data import rundir
 
 METRICS = (
     "mean_wait",
@@ -264,6 +274,258 @@ def write_tables(out_dir: Path, rows: pa.Table) -> None:
         out.writerow(rows.column_names)
         out.writerows(zip(*(rows.column(c).to_pylist() for c in rows.column_names), strict=True))
     (out_dir / "sweep.csv.part").replace(out_dir / "sweep.csv")
+
+
+DEFINITION = "sweep.json"
+"""The file in which a sweep directory records its :class:`Definition`."""
+SWEEP_FILES = (DEFINITION, "sweep.arrow", "sweep.csv", "report.html")
+"""A sweep directory's own files beside its point folders (``report.html``: ``gridemu report DIR``)."""
+POINT_DIR = re.compile(r"point-\d{3,}")
+
+
+class SweepDirError(FileExistsError):
+    """A sweep directory that cannot be taken: in use by a live sweep, or holding what is not a sweep's."""
+
+
+class SweepMismatch(ScenarioError):
+    """``--resume`` asked for points other than those the sweep directory holds."""
+
+
+@dataclass(frozen=True)
+class Definition:
+    """What makes a sweep's points: the scenario (a built-in name or a resolved path), the ``--vary``
+    items and the ``--set`` items every point shares (a recipe's already merged in)."""
+
+    scenario: str
+    vary: tuple[str, ...]
+    set: tuple[str, ...] = ()
+
+    def points(self) -> list[Point]:
+        return points(parse_vary(self.vary), self.set)
+
+    def to_json(self) -> str:
+        record = {
+            "gridemu": "sweep",
+            "version": 1,
+            **{k: getattr(self, k) for k in ("scenario", "vary", "set")},
+        }
+        return json.dumps(record, indent=2) + "\n"
+
+
+def write_definition(out_dir: Path, definition: Definition) -> None:
+    """Record the sweep in its directory, atomically (a killed writer leaves at worst a ``.part``)."""
+    with rundir.replacing(out_dir / DEFINITION) as part:
+        part.write_text(definition.to_json())
+
+
+def read_definition(out_dir: Path) -> Definition | None:
+    """The sweep ``out_dir`` records, or None if it records none (not a sweep, or an older gridemu's)."""
+    path = out_dir / DEFINITION
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text())
+        definition = Definition(record["scenario"], tuple(record["vary"]), tuple(record["set"]))
+        parse_vary(definition.vary)
+    except (ValueError, KeyError, TypeError, ScenarioError) as err:
+        raise ScenarioError(f"{path}: not a sweep's definition ({type(err).__name__}: {err})") from None
+    if not isinstance(definition.scenario, str) or not all(
+        isinstance(item, str) for item in (*definition.vary, *definition.set)
+    ):
+        raise ScenarioError(f"{path}: not a sweep's definition (scenario, vary and set must be text)")
+    return definition
+
+
+def differs(recorded: Definition, asked: Definition) -> str:
+    """The first difference between two definitions' points, as ``what: recorded X, asked Y``
+    (empty if they make the same points: ``seed=1..3`` is ``seed=1,2,3``)."""
+    if recorded.scenario != asked.scenario:
+        return f"scenario: recorded {recorded.scenario}, asked {asked.scenario}"
+    old, new = dict(parse_vary(recorded.vary)), dict(parse_vary(asked.vary))
+    for key in [*old, *(k for k in new if k not in old)]:
+        if _typed(old.get(key)) != _typed(new.get(key)):
+            return f"--vary {key}: recorded {_values(old.get(key))}, asked {_values(new.get(key))}"
+    if list(old) != list(new):  # the order of the keys numbers the points
+        return f"the order of the --vary keys: recorded {', '.join(old)}, asked {', '.join(new)}"
+    old_sets, new_sets = _sets(recorded.set), _sets(asked.set)
+    for key in [*old_sets, *(k for k in new_sets if k not in old_sets)]:
+        if _typed(old_sets.get(key)) != _typed(new_sets.get(key)):
+            said = [_value(s[key]) if key in s else "(not set)" for s in (old_sets, new_sets)]
+            return f"--set {key}: recorded {said[0]}, asked {said[1]}"
+    return ""
+
+
+def effective(config: dict) -> dict:
+    """A loaded scenario's effective configuration as its run's ``scenario.toml`` reads back."""
+    return tomllib.loads(tomli_w.dumps(config))
+
+
+def point_differs(out_dir: Path, point: Point, config: dict) -> str:
+    """How the point ``out_dir`` finished under ``point``'s name differs from ``point`` (whose
+    :func:`effective` configuration is ``config``): ``KEY = X, asked KEY = Y`` for the first
+    key of its ``scenario.toml`` that differs; empty if none does."""
+    path = out_dir / point.name / "scenario.toml"
+    try:
+        ran = dict(_flat(tomllib.loads(path.read_text())))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        return f"its scenario.toml cannot be read ({type(err).__name__}: {err})"
+    asked = dict(_flat(config))
+    for key in [*asked, *(k for k in ran if k not in asked)]:
+        if _typed(ran.get(key, _ABSENT)) != _typed(asked.get(key, _ABSENT)):
+            return f"{key} = {_value(ran.get(key, _ABSENT))}, asked {key} = {_value(asked.get(key, _ABSENT))}"
+    return ""
+
+
+_ABSENT = object()
+
+
+def _flat(value: object, prefix: str = "") -> Iterator[tuple[str, object]]:
+    """``{"a": {"b": 1}, "c": [{"d": 2}]}`` -> ``("a.b", 1), ("c.0.d", 2)``: the keys ``--set`` takes."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _flat(item, f"{prefix}{key}.")
+    elif isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+        for i, item in enumerate(value):
+            yield from _flat(item, f"{prefix}{i}.")
+    else:
+        yield prefix[:-1], value
+
+
+def _sets(items: Iterable[str]) -> dict[str, object]:
+    """``--set`` items by key (the last of a key wins, as in :func:`emulator.data.scenario.load`)."""
+    found = {}
+    for item in items:
+        key, _, text = item.partition("=")
+        found[key.strip()] = _parse(text.strip())
+    return found
+
+
+def _typed(value: object) -> str:
+    """A value compared with its type: ``1``, ``1.0`` and ``true`` differ."""
+    return repr(value)
+
+
+def _value(value: object) -> str:
+    return "(absent)" if value is _ABSENT else _toml(value)
+
+
+def _values(values: list | None) -> str:
+    return (
+        "(not varied)"
+        if values is None
+        else ",".join(_toml(v) if not isinstance(v, str) else v for v in values)
+    )
+
+
+def claim(out_dir: Path, resume: bool = False, overwrite: bool = False) -> rundir.Claim:
+    """Hold ``out_dir`` for a sweep while it writes there: its ``.running`` marker locked, as a run
+    holds its directory (:mod:`emulator.data.rundir`; forked point workers do not hold it, and the
+    lock goes with the sweep however it ends).
+
+    A live sweep's directory is refused; a non-empty one is taken only to ``resume`` it, or
+    (``overwrite``) once its sweep's files are cleared (:func:`clear`, which refuses anything else).
+    Returns the claim: :meth:`~rundir.Claim.finish` it when the sweep is done, :func:`let_go` it if
+    the sweep was refused before it ran anything, :meth:`~rundir.Claim.release` it if it was stopped
+    (a stranded sweep, to ``--resume``)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if rundir.is_live(out_dir):
+        raise SweepDirError(f"{out_dir}: {live(out_dir)}")
+    present = [p for p in out_dir.iterdir() if p.name != rundir.MARKER]
+    if present and not resume and not overwrite:
+        raise SweepDirError(
+            f"{out_dir}: {describe(out_dir)}; pick another --out, --resume it, "
+            "or pass --overwrite to replace it"
+        )
+    if overwrite:
+        refuse_foreign(out_dir)  # before taking anything
+    try:
+        held = rundir.adopt(out_dir)
+    except rundir.RunDirError:  # another sweep took it since we looked
+        raise SweepDirError(f"{out_dir}: {live(out_dir)}") from None
+    if overwrite:
+        try:
+            clear(out_dir)
+        except BaseException:
+            let_go(held)
+            raise
+    return held
+
+
+def let_go(held: rundir.Claim) -> None:
+    """Give up a claim before the sweep ran anything: the directory is left as it was found (a marker
+    made by the claim is removed, a stranded sweep's stays)."""
+    if held.created:
+        held.finish()
+    else:
+        held.release()
+
+
+def live(out_dir: Path) -> str:
+    """The words for a directory a running sweep holds (its process, as its marker says)."""
+    try:
+        pid = (out_dir / rundir.MARKER).read_text().strip()
+    except OSError:
+        pid = ""
+    which = f" (process {pid})" if pid.isdigit() else ""
+    return f"a sweep is running in it{which}; wait for it to end, or stop it first"
+
+
+def describe(out_dir: Path) -> str:
+    """What a non-empty directory holds, in a few words: a sweep (how far it got) or something else."""
+    names = {p.name for p in out_dir.iterdir()}
+    folders = [n for n in names if POINT_DIR.fullmatch(n)]
+    if not folders and not names & set(SWEEP_FILES):
+        return "not empty, and not a sweep's directory"
+    done = sum((out_dir / n / "summary.json").is_file() for n in folders)
+    try:
+        recorded = read_definition(out_dir)
+        total = f" of {len(recorded.points())}" if recorded else ""
+    except ScenarioError:
+        total = ""
+    return f"holds a sweep ({done}{total} points finished)"
+
+
+def foreign(out_dir: Path) -> list[str]:
+    """What in ``out_dir`` is not a sweep's own: its files (:data:`SWEEP_FILES`, their ``.part``, its
+    marker), and point folders holding a run's files (:mod:`emulator.data.rundir`'s names) alone."""
+    ours = {*SWEEP_FILES, *(f"{n}.part" for n in SWEEP_FILES), rundir.MARKER}
+    kept = (*rundir.RUN_FILES, *rundir.COPIES)
+    runs = {*kept, *(f"{n}.part" for n in kept), rundir.MARKER}
+    runs |= {rundir.recovered_name(n) for n in rundir.RUN_FILES if n.endswith(".arrow")}
+    found = []
+    for entry in sorted(out_dir.iterdir()):
+        if POINT_DIR.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink():
+            found += [
+                f"{entry.name}/{p.name}" for p in sorted(entry.iterdir()) if p.name not in runs or p.is_dir()
+            ]
+        elif entry.name not in ours or entry.is_dir():
+            found.append(entry.name)
+    return found
+
+
+def refuse_foreign(out_dir: Path) -> None:
+    others = foreign(out_dir)
+    if others:
+        raise SweepDirError(
+            f"{out_dir}: --overwrite replaces only a sweep's files, and it holds others too: "
+            + ", ".join(others[:5])
+            + (f" (and {len(others) - 5} more)" if len(others) > 5 else "")
+        )
+
+
+def clear(out_dir: Path) -> None:
+    """Remove a sweep's files and point folders from ``out_dir`` (held: its marker stays); refuse,
+    removing nothing, if it holds anything else. A point folder is cleared as a run's directory
+    (:func:`rundir.claim` with ``overwrite``, which never touches a live run's)."""
+    refuse_foreign(out_dir)
+    for entry in sorted(out_dir.iterdir()):
+        if entry.name == rundir.MARKER:
+            continue
+        if entry.is_dir():
+            rundir.claim(entry, overwrite=True).finish()
+            entry.rmdir()
+        else:
+            entry.unlink()
 
 
 def compare(rows: pa.Table, keys: list[str]) -> list[dict[str, object]]:
