@@ -52,11 +52,19 @@ def add_sweep(sub) -> None:
         help="continue the sweep in --out: skip the points it finished (the scenario, --vary and --set "
         "it records are used; any given must match them)",
     )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the sweep (finished or stranded, never one running) already in --out; "
+        "other files there are never deleted",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(command=run_sweep)
 
 
 def run_sweep(args: argparse.Namespace) -> int:
+    if args.resume and args.overwrite:
+        raise ScenarioError("sweep: --resume continues the sweep in --out, --overwrite replaces it; give one")
     if args.out is not None and rundir.is_live(args.out):  # said first: nothing else matters then
         raise sweep.SweepDirError(f"{args.out}: {sweep.live(args.out)}")
     definition = _definition(args)
@@ -70,7 +78,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     earlier = {p.index for p in todo if args.resume and sweep.finished(args.out, p)}
     configs = _validate(source, todo, first, earlier)
     out = args.out or _default_dir(first.name)
-    held = sweep.claim(out, resume=args.resume)
+    held = sweep.claim(out, resume=args.resume, overwrite=args.overwrite)
     try:
         results = _resumed(out, source, todo, configs) if args.resume else []
     except BaseException:

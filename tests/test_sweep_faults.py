@@ -1,5 +1,5 @@
 """Sweeps when things go wrong: a killed driver's workers die with it; --resume continues only the
-sweep its directory holds."""
+sweep its directory holds; --overwrite replaces a finished or stranded sweep, never a live one."""
 
 from __future__ import annotations
 
@@ -222,3 +222,84 @@ def test_resume_of_a_sweep_recording_no_definition_checks_its_points(tmp_path, c
     assert main(sweep_argv(out, *RANDOM, "--resume")) == 0
     assert [r["status"] for r in rows(out)] == ["ok"] * 4
     assert json.loads((out / "sweep.json").read_text())["vary"] == ["meta.policy=random", "seed=1..4"]
+
+
+def test_overwrite_replaces_a_finished_sweep_and_nothing_else(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    assert main(sweep_argv(out, *RANDOM)) == 0
+    (out / "report.html").write_text("<html></html>")  # `gridemu report DIR` writes it there: the sweep's
+    capsys.readouterr()
+    assert main(sweep_argv(out, "--vary", "seed=1..2")) == EXIT_INPUT
+    assert capsys.readouterr().err == (
+        f"gridemu: error: {out}: holds a sweep (4 of 4 points finished); pick another --out, --resume it, "
+        "or pass --overwrite to replace it\n"
+    )
+    assert main(sweep_argv(out, "--vary", "seed=1..2", "--overwrite", "--resume")) == EXIT_INPUT
+    assert "give one" in capsys.readouterr().err
+    assert main(sweep_argv(out, "--vary", "seed=1..2", "--overwrite")) == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "point-000",
+        "point-001",
+        "sweep.arrow",
+        "sweep.csv",
+        "sweep.json",
+    ]
+    assert [(r["point"], r["seed"], r["status"]) for r in rows(out)] == [("0", "1", "ok"), ("1", "2", "ok")]
+    assert "meta.policy" not in rows(out)[0]
+    assert 'policy = "least-load"' in (out / "point-000" / "scenario.toml").read_text()
+    assert json.loads((out / "sweep.json").read_text())["vary"] == ["seed=1..2"]
+
+
+@pytest.mark.parametrize("stray", ["notes.txt", "point-001/plot.png", "figures/"])
+def test_overwrite_refuses_a_directory_holding_more_than_a_sweep(tmp_path, capsys, stray):
+    out = tmp_path / "sweep"
+    assert main(sweep_argv(out, *RANDOM)) == 0
+    (out / stray).mkdir() if stray.endswith("/") else (out / stray).write_text("mine")
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    capsys.readouterr()
+    assert main(sweep_argv(out, "--vary", "seed=1..2", "--overwrite")) == EXIT_INPUT
+    assert capsys.readouterr().err == (
+        f"gridemu: error: {out}: --overwrite replaces only a sweep's files, and it holds others too: "
+        f"{stray.rstrip('/')}\n"
+    )
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before  # nothing deleted
+
+
+@pytest.mark.skipif(not (PROC / "self" / "stat").exists(), reason="reads processes from /proc")
+def test_a_live_sweep_is_never_resumed_or_replaced_and_a_killed_one_may_be(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    argv = [sys.executable, "-m", "emulator.cli", "sweep", "quickstart", "--quiet", "--workers", "1"]
+    argv += ["--set", "workload.jobs=20000", "--vary", "seed=1..3", "--out", str(out)]
+    driver = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 30
+        while not workers and time.monotonic() < deadline and driver.poll() is None:
+            workers = children(driver.pid)
+            time.sleep(0.05)
+        assert workers and (out / "sweep.json").is_file(), "the sweep never started a point"
+        for asked in (
+            sweep_argv(out, "--vary", "seed=1..2", "--overwrite"),
+            ["sweep", "--resume", "--out", str(out)],
+        ):
+            assert main(asked) == EXIT_INPUT
+            assert capsys.readouterr().err == (
+                f"gridemu: error: {out}: a sweep is running in it (process {driver.pid}); "
+                "wait for it to end, or stop it first\n"
+            )
+        assert driver.poll() is None and sorted(p.name for p in out.iterdir()) == [".running", "sweep.json"]
+        driver.send_signal(signal.SIGKILL)
+        driver.wait(timeout=10)
+        deadline = time.monotonic() + 3
+        while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # stranded: the lock went with the processes
+        assert main(sweep_argv(out, "--vary", "seed=1..2", "--overwrite")) == 0
+        assert [(r["seed"], r["status"]) for r in rows(out)] == [("1", "ok"), ("2", "ok")]
+    finally:
+        for pid in workers:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
