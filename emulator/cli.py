@@ -241,10 +241,10 @@ _POINT = re.compile(r"point-\d{3,}")
 
 
 def _is_sweep(path: Path) -> bool:
-    """A sweep's directory: its tables, or point folders (a sweep still running or killed)."""
+    """A sweep's directory: its definition or tables, or point folders (a sweep running or killed)."""
     if not path.is_dir() or (path / "summary.json").exists():
         return False
-    if (path / "sweep.arrow").is_file() or (path / "sweep.csv").is_file():
+    if any((path / name).is_file() for name in ("sweep.json", "sweep.arrow", "sweep.csv")):
         return True
     return any(p.is_dir() and _POINT.fullmatch(p.name) for p in path.iterdir())
 
@@ -259,10 +259,8 @@ def _inspect_sweep(path: Path) -> int:
     done = {name for name in folders if (path / name / "summary.json").is_file()}
     table = path / "sweep.arrow"
     if not table.is_file():
-        print(
-            f"sweep {path}: no sweep table (sweep.arrow): the sweep is still running, or was killed "
-            f"before writing it; {len(done)} point(s) finished"
-        )
+        state = "is still running" if rundir.is_live(path) else "was stopped or killed before writing it"
+        print(f"sweep {path}: no sweep table (sweep.arrow): the sweep {state}; {len(done)} point(s) finished")
         for name in sorted(folders):
             state = "finished" if name in done else "incomplete (no summary.json)"
             print(f"  {name}  {state}")
@@ -285,7 +283,7 @@ def _inspect_sweep(path: Path) -> int:
     print(f"sweep {path}: {rows.num_rows} points: {counts}")
     print("\n".join(lines))
     if states.get("not"):
-        print(f"(`gridemu sweep ... --out {path} --resume` runs the points not run)")
+        print(f"(`gridemu sweep --resume --out {path}` runs the points not run)")
     if "ok" in states:
         print(format_comparison(sweep.compare(rows, keys), [k for k in keys if k != "seed"]))
     return 0

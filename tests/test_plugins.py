@@ -20,7 +20,7 @@ import pytest
 
 from emulator import load_scenario, run
 from emulator.cli import main
-from emulator.engine.sweep import parse_vary
+from emulator.engine.sweep import Point, parse_vary, run_point
 from emulator.policies import LOCAL, META, PolicyError
 
 from .states import decide
@@ -257,3 +257,18 @@ def test_a_policys_bad_decision_is_one_line_naming_policy_cluster_time_and_job(
     err = capsys.readouterr().err
     assert err == f"gridemu: emulation failed: policy bad_{kind}:Bad on cluster c {message}\n"
     assert main([*args, "--overwrite", "--set", f"local.policy={SMALLEST}"]) == 0
+
+
+def test_a_sweep_points_failure_shows_the_plugins_own_file_and_line(tmp_path, monkeypatch):
+    """A plug-in that raises inside a sweep: the stored error is one line ending where, in the user's
+    file, it was raised (not gridemu's outermost frames)."""
+    plugin = tmp_path / "raising_plugin.py"
+    plugin.write_text(
+        "from emulator.policies.local_base import LocalPolicy\n\n\n"
+        "class Raising(LocalPolicy):\n"
+        "    def schedule(self, view):\n"
+        "        raise ValueError('no plan for ' + str(len(view.queue)) + ' jobs')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = run_point(str(SCENARIO), Point(0, {"local.policy": "raising_plugin:Raising"}))
+    assert result.error == (f"ValueError: no plan for 1 jobs (at {plugin.resolve()}, line 6, in schedule)")

@@ -398,7 +398,7 @@ def test_inspect_on_a_sweep_directory_says_what_became_of_each_point(tmp_path, c
         "  point-001  meta.policy=least-load seed=2  ok",
         "  point-002  meta.policy=random seed=1  failed: ValueError: policy bug at 12",
         f"  point-003  meta.policy=random seed=2  not run: {sweep.NOT_RUN}",
-        f"(`gridemu sweep ... --out {out} --resume` runs the points not run)",
+        f"(`gridemu sweep --resume --out {out}` runs the points not run)",
     ]
     assert lines[6].split()[:3] == ["meta.policy", "runs", "mean_wait"]  # the table of means
     assert lines[8].split()[:2] == ["least-load", "2"]
@@ -408,8 +408,21 @@ def test_inspect_on_a_sweep_directory_says_what_became_of_each_point(tmp_path, c
     (out / "point-001" / "summary.json").unlink()
     assert main(["inspect", str(out)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"sweep {out}: no sweep table (sweep.arrow): the sweep is still running, or was killed before "
-        "writing it; 1 point(s) finished",
+        f"sweep {out}: no sweep table (sweep.arrow): the sweep was stopped or killed before writing it; "
+        "1 point(s) finished",
         "  point-000  finished",
         "  point-001  incomplete (no summary.json)",
+    ]
+
+
+def test_inspect_on_a_sweep_killed_before_its_first_point_says_it_is_a_sweep(tmp_path, capsys):
+    """Only its definition and its marker: a sweep's directory, not a stranded run's."""
+    out = tmp_path / "sweep"
+    out.mkdir()
+    (out / "sweep.json").write_text("{}")
+    (out / rundir.MARKER).touch()
+    assert main(["inspect", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"sweep {out}: no sweep table (sweep.arrow): the sweep was stopped or killed before writing it; "
+        "0 point(s) finished",
     ]

@@ -26,6 +26,7 @@ import itertools
 import json
 import math
 import re
+import sys
 import tempfile
 import tomllib
 import traceback
@@ -193,8 +194,33 @@ def run_point(scenario: str, point: Point) -> PointResult:
             files = {name: (result.out_dir / name).read_bytes() for name in RUN_FILES}
         return PointResult(point, _metrics(result.summary), files)
     except Exception as err:  # a failed point must not lose the others
-        detail = err if isinstance(err, ScenarioError) else traceback.format_exc(limit=3)
-        return PointResult(point, error=f"{type(err).__name__}: {detail}".strip())
+        return PointResult(point, error=failure(err))
+
+
+OWN_CODE = tuple(
+    str(Path(__file__).resolve().parents[2] / name) for name in ("emulator", "actors", "workloads")
+)
+"""Where gridemu's own code lives: frames there are not where a user's error is."""
+
+
+def failure(err: Exception) -> str:
+    """A failed point's error in one line: its type and message, and where it was raised, in the
+    user's own code (a plug-in policy's file and line) when it went through it, else the innermost
+    frame. A scenario error names its key already."""
+    text = f"{type(err).__name__}: {err}".strip()
+    frames = traceback.extract_tb(err.__traceback__)
+    if isinstance(err, ScenarioError) or not frames:
+        return text
+    outside = [f for f in frames if not _ours(f.filename)]
+    where = (outside or frames)[-1]
+    return f"{text} (at {where.filename}, line {where.lineno}, in {where.name})"
+
+
+def _ours(filename: str) -> bool:
+    """Whether ``filename`` is gridemu's own code, the standard library or an installed package."""
+    path = str(Path(filename).resolve())
+    libraries = tuple(str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
+    return path.startswith(OWN_CODE + libraries)
 
 
 def _metrics(summary: dict) -> dict[str, object]:
