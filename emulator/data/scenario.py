@@ -4,6 +4,12 @@ A scenario argument is either a built-in name (``quickstart``, see
 :func:`builtin_names`), a path, or a preset name (the papers' experiments,
 :mod:`workloads.presets`). ``--set key=value`` overrides apply to the
 raw TOML before validation, so an override gets the same checks as the file.
+
+Paths (:data:`PATH_KEYS`: ``workload.path``, ``platform.path``, a failures
+``file``): a relative path written in a scenario file is read from that file's
+folder (in an ``extends`` chain, from the folder of the file being loaded); one
+given with ``--set`` is read from the current directory, as every command line
+reads a path (:func:`apply_override` makes it absolute).
 """
 
 from __future__ import annotations
@@ -47,6 +53,15 @@ PLATFORM_STREAM = WORKLOAD_STREAM + 1
 GRIDLETS = "gridlets"
 """The ``[workload]`` source the scenario reads itself: an explicit ``[[workload.gridlets]]`` list.
 The others are the trace formats (:mod:`workloads.formats`) and the generators."""
+
+PATH_KEYS = (
+    ("workload", "path"),
+    ("platform", "path"),
+    ("stress", "failures", "file"),
+    ("clusters", "*", "failures", "file"),
+)
+"""The keys that name a file (``*``: any index of an array). Relative, they are read from the scenario
+file's folder; given with ``--set``, from the current directory (:func:`apply_override`)."""
 
 TRACE_RULES = "pwa"
 """The rules an SWF trace is read by when ``[workload]`` names none: the archive's, as ``gridemu run
@@ -229,7 +244,12 @@ def _read(scenario: str | Path) -> tuple[str, str, Path]:
 
 
 def apply_override(raw: dict, item: str) -> None:
-    """Apply ``key.sub=value``; the value is read as TOML (``1``, ``"x"``, ``[1, 2]``) or else as a string."""
+    """Apply ``key.sub=value``; the value is read as TOML (``1``, ``"x"``, ``[1, 2]``) or else as a string.
+
+    A relative path the override sets (a key of :data:`PATH_KEYS`, or one inside a table or array it
+    sets, e.g. ``--set 'workload={source="swf", path="x.swf"}'``) is made absolute from the current
+    directory, as a command line's path is read, not from the scenario file's folder.
+    """
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
         raise ScenarioError(f"--set {item!r}: expected key=value, e.g. meta.policy=random")
@@ -253,6 +273,32 @@ def apply_override(raw: dict, item: str) -> None:
     if isinstance(target, list):
         raise ScenarioError(f"--set {item!r}: give an index into '{'.'.join(parts[:-1])}'")
     target[parts[-1]] = parsed
+    _paths_from_cwd(raw, parts)
+
+
+def _paths_from_cwd(raw: dict, parts: list[str]) -> None:
+    """The relative paths the override of key ``parts`` set, made absolute from the current directory."""
+    for pattern in PATH_KEYS:
+        if len(parts) <= len(pattern) and all(
+            p == k or (p == "*" and k.isdigit()) for p, k in zip(pattern, parts, strict=False)
+        ):
+            _absolute(raw, [*parts, *pattern[len(parts) :]])
+
+
+def _absolute(node: Any, keys: list[str]) -> None:
+    """Make the relative path at ``keys`` under ``node`` absolute (``*``: every item of an array)."""
+    head, rest = keys[0], keys[1:]
+    if isinstance(node, list):  # (no key of PATH_KEYS ends at an array)
+        items = node if head == "*" else node[int(head) : int(head) + 1] if head.isdigit() else []
+        for item in items:
+            _absolute(item, rest)
+        return
+    if not isinstance(node, dict) or head not in node:
+        return
+    if rest:
+        _absolute(node[head], rest)
+    elif isinstance(node[head], str) and node[head] and not Path(node[head]).is_absolute():
+        node[head] = str(Path.cwd() / node[head])
 
 
 def parse(raw: dict, source: str, base: Path = Path(".")) -> Scenario:
