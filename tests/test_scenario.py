@@ -131,3 +131,46 @@ def test_duplicate_job_ids_are_an_error():
     }
     with pytest.raises(ScenarioError, match="two jobs with id 1"):
         parse(raw, "x.toml")
+
+
+def test_own_site_with_jobs_naming_no_site_is_refused_naming_meta_policy(tmp_path, capsys):
+    """Synthetic jobs name no site: own-site would reject every one and the run exit 0 without a word."""
+    from emulator.cli import main
+
+    with pytest.raises(ScenarioError) as err:
+        load(write(tmp_path, GOOD), ["meta.policy=own-site"])
+    message = str(err.value)
+    assert "\n" not in message and "key 'meta.policy' = 'own-site'" in message
+    assert "no job of the workload names a cluster (a)" in message and "all 20" in message
+    assert load(write(tmp_path, GOOD), ["meta.policy=own-site", "workload.site=a"]).notes == []
+    assert main(["run", str(write(tmp_path, GOOD)), "--set", "meta.policy=own-site", "--quiet"]) == 2
+    assert "key 'meta.policy'" in capsys.readouterr().err
+
+
+def test_own_site_with_some_jobs_naming_no_site_says_how_many_will_be_rejected(tmp_path, capsys):
+    from emulator.cli import main
+
+    gridlets = [
+        {"id": 1, "estimate": 1.0, "site": "a"},
+        {"id": 2, "estimate": 1.0},
+        {"id": 3, "estimate": 1.0},
+    ]
+    raw = {
+        "meta": {"policy": "own-site"},
+        "clusters": [{"name": "a", "machines": [{"cpus": 1, "mips": 1}]}],
+        "workload": {"source": "gridlets", "gridlets": gridlets},
+    }
+    note = (
+        "x.toml: meta.policy = 'own-site': 2 of 3 jobs name no cluster (a) as their site and will be rejected"
+    )
+    assert parse(raw, "x.toml").notes == [note]
+    path = tmp_path / "mixed.toml"  # the CLI: one job of three names its site
+    path.write_text(
+        '[meta]\npolicy = "own-site"\n[[clusters]]\nname = "a"\n[[clusters.machines]]\ncpus = 1\nmips = 1\n'
+        '[workload]\nsource = "gridlets"\ngridlets = [{ id = 1, estimate = 1.0, site = "a" }, '
+        "{ id = 2, estimate = 1.0 }, { id = 3, estimate = 1.0 }]\n"
+    )
+    assert main(["run", str(path), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert f"gridemu: note: {path}: meta.policy = 'own-site': 2 of 3 jobs name no cluster (a)" in err
+    assert "3 jobs: 1 finished, 2 rejected" in out

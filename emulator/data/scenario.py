@@ -43,6 +43,7 @@ from ..core.model import (
     Platform,
 )
 from ..policies import LOCAL, META, PolicyError, PolicySpec
+from ..policies.meta_simple import OwnSite
 from .metrics import MetricOptions
 
 WORKLOAD_STREAM = 1 << 30
@@ -332,6 +333,7 @@ def _parse(raw: dict, source: str, base: Path) -> Scenario:
         top.table("workload"), platform, rng, base, workload_stress, seed, notes
     )
     stress.done()  # unknown [stress] keys: once, after every reader of [stress] has read its keys
+    _check_own_site(meta, jobs, platform, source, notes)
     metrics = _metric_options(top.table("metrics", {}))
     top.done()
     return Scenario(
@@ -353,6 +355,33 @@ def _parse(raw: dict, source: str, base: Path) -> Scenario:
         own_policy=tuple(own),
         notes=notes,
         metrics=metrics,
+    )
+
+
+def _check_own_site(
+    meta: PolicySpec, jobs: list[Job], platform: Platform, source: str, notes: list[str]
+) -> None:
+    """A meta policy that sends each job to the cluster it names (``own-site``) rejects the jobs that
+    name none: when no job names one (synthetic jobs), the scenario is refused, naming ``meta.policy``;
+    when some do not, a note counts them (the run would otherwise reject them without a word)."""
+    if not jobs or not issubclass(META.lookup(meta.name), OwnSite):
+        return
+    names = [c.name for c in platform.clusters]
+    known = set(names)
+    siteless = sum(1 for job in jobs if job.site not in known)
+    if not siteless:
+        return
+    clusters = ", ".join(names[:6]) + (f", ... ({len(names)} clusters)" if len(names) > 6 else "")
+    if siteless == len(jobs):
+        raise ScenarioError(
+            f"{source}: key 'meta.policy' = {str(meta)!r}: no job of the workload names a cluster "
+            f"({clusters}) as its site, so {meta.name} would reject all {len(jobs)} of them; expected "
+            "jobs with a site (workload.site, a trace's sites) or a meta policy that chooses a cluster "
+            "(e.g. least-load)"
+        )
+    notes.append(
+        f"{source}: meta.policy = {str(meta)!r}: {siteless} of {len(jobs)} jobs name no cluster "
+        f"({clusters}) as their site and will be rejected"
     )
 
 

@@ -63,6 +63,8 @@ class OwnSite(MetaPolicy):
     """The cluster the job names (a trace's site); rejected when it names none or an unknown one.
 
     Held while its site is believed down (stress tests: an outage), until the site reports it is up.
+    A scenario none of whose jobs names a cluster is refused when it is loaded (``meta.policy``), and
+    one where some name none says how many (:func:`emulator.data.scenario._check_own_site`).
     """
 
     def choose(self, job: Job, view) -> Choice:
