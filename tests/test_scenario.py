@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from emulator.core.config import ScenarioError
@@ -174,3 +176,26 @@ def test_own_site_with_some_jobs_naming_no_site_says_how_many_will_be_rejected(t
     out, err = capsys.readouterr()
     assert f"gridemu: note: {path}: meta.policy = 'own-site': 2 of 3 jobs name no cluster (a)" in err
     assert "3 jobs: 1 finished, 2 rejected" in out
+
+
+def test_what_a_presets_comments_call_a_policys_default_is_its_default():
+    """``NAME[key="value"] (..., the default ...)`` in a preset's comment: what NAME runs without params
+    (the two-level preset's comment called priority "ms" flexible's default; the run used "ls")."""
+    from emulator.policies import META
+    from workloads import presets
+
+    said = 0
+    for name in presets.names():
+        comments = " ".join(
+            line.split("#", 1)[1] for line in presets.path(name).read_text().splitlines() if "#" in line
+        )
+        for policy, key, value, words in re.findall(r'([\w-]+)\[(\w+)="?([\w.-]+)"?\] \(([^)]*)\)', comments):
+            if "default" in words:
+                registry = LOCAL if policy in LOCAL.names() else META
+                assert str(registry.defaults(policy)[key]) == value, f"preset {name}: {policy}[{key}={value}]"
+                said += 1
+    assert said  # the two-level preset's flexible[priority=...]
+    two_level = load("two-level", ["workload.jobs=10"])
+    assert (
+        two_level.effective["local"]["params"]["priority"] == LOCAL.defaults("flexible")["priority"] == "ls"
+    )
