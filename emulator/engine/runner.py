@@ -27,7 +27,7 @@ from ..data.scenario import _metric_options as read_metric_options
 from ..data.trace import EVENT_SCHEMA, TraceWriter
 from ..partitions.cluster import ClusterPartition
 from ..partitions.meta import MetaPartition
-from ..sync import coordinator
+from ..sync import coordinator, sequential
 from ..sync.horizons import Links
 
 SKIPPED_SHOWN = 100
@@ -178,7 +178,8 @@ def _run_claimed(
             tick = None if report is None else lambda: report(writer.jobs_ended)
             links = Links.of_platform(scenario.platform)
             with frozen_heap():
-                coordinator.run(transport, links, writer, stats, tick, tail=_tail(scenario))
+                drive = sequential.driver(transport)  # (in one process: no rounds; InRounds: the rounds)
+                drive(transport, links, writer, stats, tick, tail=_tail(scenario))
             costs = transport.policy_stats() if hasattr(transport, "policy_stats") else {}
             closing = time.perf_counter()
         stats.shutdown_seconds = time.perf_counter() - closing

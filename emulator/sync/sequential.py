@@ -1,0 +1,282 @@
+"""The sequential executor: every partition in this process, one call at a time, no rounds.
+
+In one process the coordinator's rounds cost about as much as the partitions'
+own work (LCG-2005-1 meta-scheduled over 170 sites: 266,605 rounds of ~0.05 ms
+of partition work each, and as much again in horizons, calls, the standing's
+arrays and a sink call per round). Nothing runs beside the driver, so nothing
+needs a barrier: this executor takes the partitions one at a time, earliest
+first, and lets each run as far as it safely can.
+
+Order: the clusters wait in a heap keyed by ``(earliest, pid)`` (their next
+event or first pending message); the meta partition, the hub of the links'
+star and the partition most often called, stands beside it and goes first at
+equal times. Each step takes the earliest partition and advances it to its
+*horizon*: the earliest time a message not yet sent could reach it, as the
+coordinator bounds it (:mod:`emulator.sync.horizons`) but from what is at
+hand. A cluster hears only from the hub: its horizon is the hub's earliest
+output time (its promise; if it reacts, also its first pending message and
+the clusters' answers) plus its link. The hub hears from every cluster, none
+of which can send before it stands (its earliest) nor, if clusters react,
+before the hub's own output reached and came back: its horizon is the least
+of the clusters' earliest times plus the shortest link back, and the hub's
+output time plus the shortest round trip. Where clusters report after every
+event (a promise that is their next event) this is the coordinator's horizon.
+
+Messages wait by receiver in heaps keyed ``(time, source, sequence)`` and a
+call delivers those due before its horizon, in that order, as the
+coordinator does. Every message due before a time is sent before its
+receiver processes that time (every other partition stands at or after it,
+and links take time), so a partition's arrivals at equal times are pushed in
+the coordinator's order.
+
+Rows come out of calls a window at a time, partitions ahead of one another;
+they gather by partition and reach the sink every :data:`BATCH_ROWS` rows,
+with the time of the step's partition as the watermark (no partition stands
+earlier, and what a call sends arrives a latency later): the writer's
+per-call costs are paid per batch. Memory: a partition is called only when
+it is the earliest, for at most its share of the event budget
+(:func:`~emulator.sync.coordinator.share` over every partition), so the rows
+held are at most one call's per partition.
+
+Termination is the coordinator's (:func:`emulator.sync.coordinator.run`): steps
+go on while a partition is busy or a message carrying a job is pending; with a
+``tail``, the partitions that lag are then driven to the tail's limit and
+``stats.end_time`` says where rows stop. In :class:`RunStats` a *round* is one
+step, one partition call (``rounds == calls``); ``compute_seconds`` is the
+time inside the partitions, ``barrier_seconds`` the executor's own (heaps,
+messages and the sink).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Callable
+
+from ..core.messages import META, STATUS
+from . import coordinator
+from .coordinator import InProcess, Result, RunStats, Sink, _throttled, share
+from .frontier import Stalled
+from .horizons import Links, tail_end
+
+INF = math.inf
+
+BATCH_ROWS = 8192
+"""Rows gathered before they go to the sink: the writer's per-call costs (its merge, its cuts) are paid
+once per batch, not once per step."""
+
+BATCH_SECONDS = 0.1
+"""Wall seconds after which the rows gathered go to the sink however few: the writer flushes by its
+clock between sink calls (a slow policy's rows still reach the disk every few seconds)."""
+
+
+class InRounds(InProcess):
+    """The in-process transport driven in the coordinator's rounds, not by this executor
+    (:func:`driver`): the rounds' trace, to compare with."""
+
+
+def driver(transport) -> Callable[..., RunStats]:
+    """What drives ``transport``: this executor the plain in-process transport, the coordinator's
+    rounds any other (Ray's actors, hosts that run beside the driver, :class:`InRounds`)."""
+    return run if type(transport) is InProcess else coordinator.run
+
+
+def run(
+    transport: InProcess,
+    links: Links,
+    sink: Sink,
+    stats: RunStats | None = None,
+    tick: Callable[[], None] | None = None,
+    budget: int | None = None,
+    tail: bool = False,
+) -> RunStats:
+    """Drive ``transport``'s partitions as :func:`emulator.sync.coordinator.run` does, to the same trace
+    (module docstring); ``sink`` gets the rows in batches. ``links`` must form a star around the meta
+    partition (``Links.of_platform``)."""
+    stats = RunStats() if stats is None else stats
+    lookahead = min((lat for into in links.into.values() for _, lat in into), default=INF)
+    budget = budget or coordinator.EVENT_BUDGET
+    grid = _Sequential(transport.partitions, links, sink, stats, _throttled(tick), budget)
+    started = time.perf_counter()
+    try:
+        grid.steps(lambda: bool(grid.busy or grid.carrying))
+        if tail:
+            last = max((p.timeline.end for p in grid.parts), default=-INF)
+            grid.steps(lambda: True, until=last + lookahead, written=last)
+            stats.end_time = tail_end([p.timeline.times for p in grid.parts], last, lookahead)
+    except BaseException:
+        grid.settle()
+        raise
+    grid.flush()
+    stats.calls = stats.rounds
+    stats.compute_seconds += sum(grid.seconds)
+    stats.barrier_seconds += time.perf_counter() - started - sum(grid.seconds)
+    stats.partition_seconds = dict(enumerate(grid.seconds))
+    return stats
+
+
+class _Sequential:
+    """One run's partitions (index = pid, 0 the hub), their standing, pending messages and gathered rows."""
+
+    def __init__(self, partitions: dict, links: Links, sink: Sink, stats: RunStats, tick, budget: int):
+        if sorted(partitions) != list(range(len(partitions))):
+            raise ValueError(f"partitions must be numbered 0..n-1, got {sorted(partitions)}")
+        self.parts = parts = [partitions[pid] for pid in range(len(partitions))]
+        self.sink, self.stats, self.tick = sink, stats, tick
+        self.budget = share(budget, len(parts))
+        self.from_hub, to_hub = _spokes(links, len(parts))
+        self.to_hub = min(to_hub, default=INF)  # the shortest link back
+        self.round_trip = min((a + b for a, b in zip(self.from_hub, to_hub, strict=True)), default=INF)
+        self.promise = [p.promise for p in parts]
+        self.reacts = [p.reacts for p in parts]
+        self.reacting = sum(self.reacts[1:])  # clusters that react
+        self.is_busy = [p.busy for p in parts]
+        self.busy = sum(self.is_busy)  # partitions with foreground work
+        self.carrying = 0  # pending messages other than status reports
+        self.pending: list[list] = [[] for _ in parts]  # by receiver: heaps of messages
+        self.earliest = [p.next_time for p in parts]
+        self.queued = [t < INF for t in self.earliest]  # whether its entry in ``heap`` is live
+        self.heap = [(t, i) for i, t in enumerate(self.earliest) if i and t < INF]  # the clusters
+        heapq.heapify(self.heap)
+        self.rows: list[list] = [[] for _ in parts]  # gathered, by partition
+        self.gathered = 0
+        self.watermark = -INF  # no partition stands earlier
+        self.due = time.perf_counter() + BATCH_SECONDS  # when the rows gathered go to the sink anyway
+        self.sinking = False  # inside the sink
+        self.seconds = [0.0] * len(parts)  # compute, by partition
+
+    def steps(self, going: Callable[[], bool], until: float = INF, written: float = INF) -> None:
+        """Advance the earliest partition while ``going()`` and it stands before ``until`` (no horizon
+        past it); no watermark past ``written``."""
+        parts, seconds, budget, stats = self.parts, self.seconds, self.budget, self.stats
+        clock = time.perf_counter
+        while going():
+            i, t = self._earliest()
+            if t >= until:
+                return
+            horizon = min(self._horizon(i, t), until)
+            if not horizon > t:
+                raise Stalled(
+                    f"virtual time cannot advance past {t!r} at partition {i}: its horizon is no later "
+                    "than its next event (a link latency too small for times this large?)"
+                )
+            inbox = self._deliver(i, horizon)
+            started = clock()
+            result = parts[i].advance(horizon, inbox, budget)
+            now = clock()
+            seconds[i] += now - started
+            stats.rounds += 1
+            self._apply(i, result)
+            self.watermark = min(t, written)
+            if self.gathered >= BATCH_ROWS or now > self.due:
+                self.flush()
+
+    def _earliest(self) -> tuple[int, float]:
+        """The partition to call, taken off the heap, and its time (inf: none has anything to do)."""
+        heap, earliest, queued = self.heap, self.earliest, self.queued
+        while heap and not (queued[heap[0][1]] and heap[0][0] == earliest[heap[0][1]]):
+            heapq.heappop(heap)  # (stale: its partition was called since, or got an earlier message)
+        if earliest[META] <= (heap[0][0] if heap else INF):
+            return META, earliest[META]
+        t, i = heapq.heappop(heap)
+        queued[i] = False
+        return i, t
+
+    def _horizon(self, i: int, t: float) -> float:
+        """Partition ``i``'s horizon (module docstring), when it stands at ``t``, the earliest of all."""
+        heap = self.heap
+        clusters = t if i else (heap[0][0] if heap else INF)  # where the earliest cluster stands
+        hub = self._hub_output(clusters)
+        if i:
+            return hub + self.from_hub[i]
+        answers = hub + self.round_trip if self.reacting else INF
+        return min(clusters + self.to_hub, answers)
+
+    def _hub_output(self, clusters: float) -> float:
+        """The earliest time the hub could send: its promise; if it reacts, its first pending message
+        and a message from a cluster (none stands before ``clusters``) reaching it."""
+        promise = self.promise[META]
+        if not self.reacts[META]:
+            return promise
+        pending = self.pending[META]
+        return min(promise, pending[0][0] if pending else INF, clusters + self.to_hub)
+
+    def _deliver(self, i: int, horizon: float) -> list:
+        """The messages pending for ``i`` due before ``horizon``, in ``(time, source, sequence)`` order."""
+        queue = self.pending[i]
+        inbox = []
+        while queue and queue[0][0] < horizon:
+            msg = heapq.heappop(queue)
+            self.carrying -= msg.kind != STATUS
+            inbox.append(msg)
+        return inbox
+
+    def _apply(self, i: int, result) -> None:
+        """Partition ``i``'s call: its standing, the messages it sent and its rows (gathered)."""
+        outbox, next_time, rows, busy, promise, reacts = result
+        if i and reacts != self.reacts[i]:
+            self.reacting += 1 if reacts else -1
+        self.promise[i], self.reacts[i] = promise, reacts
+        if busy != self.is_busy[i]:
+            self.is_busy[i] = busy
+            self.busy += 1 if busy else -1
+        if outbox:
+            self._route(outbox)
+        pending = self.pending[i]
+        self._stand(i, min(next_time, pending[0][0]) if pending else next_time)
+        if rows:
+            self.rows[i] += rows
+            self.gathered += len(rows)
+
+    def _route(self, outbox: list) -> None:
+        """Messages into their receivers' heaps; a receiver now earlier stands at the new time."""
+        pending, earliest = self.pending, self.earliest
+        for msg in outbox:
+            j = msg.dst
+            heapq.heappush(pending[j], msg)
+            self.carrying += msg.kind != STATUS
+            if msg.time < earliest[j]:
+                self._stand(j, msg.time)
+        self.stats.messages += len(outbox)
+
+    def _stand(self, i: int, t: float) -> None:
+        """Partition ``i``'s earliest is now ``t``: a cluster takes its place in the heap."""
+        self.earliest[i] = t
+        if i and t < INF:
+            heapq.heappush(self.heap, (t, i))
+            self.queued[i] = True
+
+    def flush(self) -> None:
+        """The rows gathered, to the sink with the watermark (the sink reads only a result's rows)."""
+        results = {i: Result([], INF, rows, False, INF, False) for i, rows in enumerate(self.rows) if rows}
+        self.rows = [[] if rows else rows for rows in self.rows]
+        self.gathered = 0
+        self.stats.virtual_time = self.watermark
+        self.sinking = True
+        self.sink(self.watermark, results)
+        self.sinking = False
+        self.due = time.perf_counter() + BATCH_SECONDS
+        self.tick()
+
+    def settle(self) -> None:
+        """A run stopped or failed between steps: the rows gathered go to the sink, which keeps those
+        below the last step's watermark, as rounds would have (not when the sink itself was stopped:
+        its state is half-changed)."""
+        if not self.sinking:
+            self.flush()
+
+
+def _spokes(links: Links, n: int) -> tuple[list[float], list[float]]:
+    """By partition index: the latency of its link from the hub (the meta partition) and back (inf:
+    none). Every link must touch the hub."""
+    from_hub, to_hub = [INF] * n, [INF] * n
+    for dst, into in links.into.items():
+        for src, latency in into:
+            if META not in (src, dst):
+                raise ValueError(f"link {src} -> {dst}: the sequential executor needs a star around {META}")
+            if src == META:
+                from_hub[dst] = latency
+            else:
+                to_hub[src] = latency
+    return from_hub, to_hub
