@@ -4,19 +4,35 @@ plain Ray call.
 Actors on the driver's node get a line; on a multi-node cluster the others
 keep Ray calls, so the driver may wait on both at once (:meth:`HostCalls.first`).
 Either way a call to a dead actor raises one of :data:`GONE`, and the
-transport recovers the actor the same way.
+transport recovers the actor the same way. A line is opened with the run's
+secret (:func:`actors.channel.new_secret`, one per :class:`HostCalls`), which
+the driver hands each actor through Ray; an actor whose socket turns out not to
+be its own (another process took its place) gets plain Ray calls, and the
+driver says so on stderr.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import select
 import socket
+import sys
 
 import ray
 from ray.exceptions import RayActorError
 
-from .channel import LineClosed, connect, read_answer, write_frame
+from .channel import (
+    FrameTooLarge,
+    LineClosed,
+    LineRefused,
+    connect,
+    handshake,
+    new_secret,
+    read_answer,
+    remove_folder,
+    write_frame,
+)
 
 GONE = (RayActorError, LineClosed)
 """What a call to a dead actor raises: Ray's error, or the end of its direct line."""
@@ -32,18 +48,22 @@ class HostCalls:
     A call's token is its reply's ref for a Ray call and None on a line: a
     host answers its line's calls in the order they were sent.
 
-    >>> calls = HostCalls(hosts, [connect(path), None])  # doctest: +SKIP
-    >>> calls.answer(0, calls.send(0, packed))            # doctest: +SKIP
+    >>> calls = HostCalls(hosts, [handshake(connect(path), secret, actor), None], secret)  # doctest: +SKIP
+    >>> calls.answer(0, calls.send(0, packed))  # doctest: +SKIP
     b'...packed results...'
     """
 
-    def __init__(self, hosts: list, lines: list[socket.socket | None]) -> None:
+    def __init__(self, hosts: list, lines: list[socket.socket | None], secret: bytes | None = None) -> None:
         self.hosts, self.lines = hosts, lines
+        self.secret = secret or new_secret()  # (the lines to rebuilt hosts are opened with it too)
 
     @classmethod
     def open(cls, hosts: list, direct: bool) -> HostCalls:
-        """Lines to the hosts on this node if ``direct``; Ray calls to the others."""
-        return cls(hosts, [line_to(host) if direct else None for host in hosts])
+        """Lines to the hosts on this node if ``direct`` (under a new secret); Ray calls to the others."""
+        calls = cls(hosts, [None] * len(hosts))
+        if direct:
+            calls.lines = [line_to(host, calls.secret) for host in hosts]
+        return calls
 
     @property
     def kind(self) -> str:
@@ -56,9 +76,14 @@ class HostCalls:
         if line is None:
             return self.hosts[h].advance.remote(data)
         # A dead actor's end refuses the call: reading its answer then meets the end of the line, as a
-        # Ray call to a dead actor fails when its reply is asked for, not when it is sent.
-        with contextlib.suppress(OSError):
+        # Ray call to a dead actor fails when its reply is asked for, not when it is sent. A call over
+        # the line's cap is sent nowhere, and is an error here.
+        try:
             write_frame(line, data)
+        except FrameTooLarge:
+            raise
+        except OSError:
+            pass
         return None
 
     def answer(self, h: int, token) -> bytes:
@@ -89,7 +114,7 @@ class HostCalls:
         old = self.lines[h]
         if old is not None:
             old.close()
-            self.lines[h] = line_to(host)
+            self.lines[h] = line_to(host, self.secret)
 
     def close(self) -> None:
         for line in self.lines:
@@ -97,15 +122,25 @@ class HostCalls:
                 line.close()
 
 
-def line_to(host) -> socket.socket | None:
-    """A direct line to ``host`` if it runs on this node and its socket can be reached from here (a
-    worker with a private temporary folder, say; its line then gives up waiting): else None."""
-    path = ray.get(host.line.remote(ray.get_runtime_context().get_node_id()))
-    if path is None:
+def line_to(host, secret: bytes) -> socket.socket | None:
+    """A direct line to ``host`` if it runs on this node and its socket is its own and can be reached
+    from here; else None: plain Ray calls. Where the actor served a line the driver cannot use (the
+    socket is another process's or gone: a worker with a private temporary folder, say, or the actor
+    died) the driver removes its folder and says so on stderr."""
+    served = ray.get(host.line.remote(ray.get_runtime_context().get_node_id(), secret, os.getpid()))
+    if served is None:
         return None
+    path, actor = served
     try:
-        return connect(path)
-    except OSError:
+        return handshake(connect(path), secret, actor)
+    except (LineRefused, OSError) as err:
+        remove_folder(path)
+        with contextlib.suppress(OSError):
+            print(
+                f"gridemu: warning: no direct line to the Ray actor in process {actor}: {err}; "
+                "its calls go through Ray",
+                file=sys.stderr,
+            )
         return None
 
 

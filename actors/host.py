@@ -6,6 +6,7 @@ It wraps the in-process transport, so an actor runs its partitions exactly as
 
 from __future__ import annotations
 
+import os
 import pickle
 
 import ray
@@ -39,15 +40,16 @@ class PartitionHost:
         results = self.local.advance(calls, budget)
         return pack_results(results, self.local.partition_seconds)
 
-    def line(self, node: str) -> str | None:
+    def line(self, node: str, secret: bytes, driver: int) -> tuple[str, int] | None:
         """A direct line for this host's calls (:mod:`actors.channel`), if it runs on the driver's
         ``node`` and can serve one (Unix sockets exist here; the socket's path fits: a long TMPDIR
-        can make it too long): the path of the socket to connect to. The driver then calls no other
-        method while a call on the line is out: one thread at a time touches the partitions."""
+        can make it too long): the path of the socket to connect to, and this process's id. Only the
+        process ``driver`` proving it knows the run's ``secret`` gets the line. The driver then calls
+        no other method while a call on the line is out: one thread at a time touches the partitions."""
         if ray.get_runtime_context().get_node_id() != node:
             return None
         try:
-            return serve(self.advance)
+            return serve(self.advance, secret, driver), os.getpid()
         except (OSError, AttributeError):  # (AttributeError: no socket.AF_UNIX on this platform)
             return None
 
@@ -85,6 +87,4 @@ class PartitionHost:
 
     def pid(self) -> int:
         """The OS process id (tests kill hosts to check recovery)."""
-        import os
-
         return os.getpid()

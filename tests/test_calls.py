@@ -3,6 +3,7 @@ to answer, a dead host's line. Lines need no Ray instance; Ray calls are tested 
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 
@@ -11,11 +12,16 @@ import pytest
 pytest.importorskip("ray")
 
 from actors.calls import GONE, HostCalls
-from actors.channel import LineClosed, connect, serve
+from actors.channel import FrameTooLarge, LineClosed, connect, handshake, new_secret, serve
+
+SECRET = new_secret()
 
 
 def lines(*handlers) -> HostCalls:
-    return HostCalls([None] * len(handlers), [connect(serve(handler)) for handler in handlers])
+    ends = [
+        handshake(connect(serve(handler, SECRET, os.getpid())), SECRET, os.getpid()) for handler in handlers
+    ]
+    return HostCalls([None] * len(handlers), ends, SECRET)
 
 
 def test_a_host_answers_its_calls_in_order_and_what_it_raises_is_raised_here():
@@ -75,3 +81,33 @@ def test_kind_says_which_hosts_have_lines(lined, kind):
     for pair in ends:
         if pair:
             pair[1].close()
+
+
+def test_a_call_over_the_cap_is_an_error_and_sent_nowhere(monkeypatch):
+    import actors.channel
+
+    calls = lines(lambda call: call)
+    monkeypatch.setattr(actors.channel, "MAX_FRAME", 1000)
+    with pytest.raises(
+        FrameTooLarge, match=r"^a frame of 1001 bytes is longer than a direct line's cap of 1000$"
+    ):
+        calls.send(0, b"x" * 1001)
+    calls.send(0, b"y" * 999)  # (nothing of the refused call went out: the line is as it was)
+    assert calls.answer(0, None) == b"y" * 999  # (its answer: a byte saying it is a reply, then 999)
+    calls.close()
+
+
+def test_a_reply_over_the_cap_is_gone_as_a_dead_host_and_the_actor_ends_the_line(monkeypatch):
+    # Its partitions ran a call whose reply is lost: the transport rebuilds the host (calls.GONE), with
+    # the reason as the cause of the recovery or of HostDied.
+    import actors.channel
+
+    calls = lines(lambda call: call * 2)
+    monkeypatch.setattr(actors.channel, "MAX_FRAME", 1000)
+    calls.send(0, b"z" * 600)
+    with pytest.raises(GONE, match=r"^a reply of 1201 bytes is longer than a direct line's cap of 1000$"):
+        calls.answer(0, None)
+    calls.send(0, b"z")
+    with pytest.raises(LineClosed, match="closed"):
+        calls.answer(0, None)
+    calls.close()

@@ -1,6 +1,8 @@
-"""Direct lines (actors/channel.py): frames, the serving thread, a private socket, the end of a line.
+"""Direct lines (actors/channel.py): frames, the serving thread, a private socket, the end of a line,
+exceptions coming back.
 
-No Ray here: a line is a Unix socket served by a thread, tested in this process.
+No Ray here: a line is a Unix socket served by a thread, tested in this process. Who may use a line
+(the handshake, strangers, the cap on frames) is tested in test_line_security.py.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 import stat
+import sys
 import tempfile
 import threading
 
@@ -15,11 +18,32 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.channel import LineClosed, RemoteTraceback, connect, raise_remote, read_frame, serve, write_frame
+from actors.channel import (
+    LineClosed,
+    RemoteError,
+    RemoteTraceback,
+    allowed,
+    connect,
+    handshake,
+    new_secret,
+    packed_error,
+    raise_remote,
+    read_frame,
+    rebuilt,
+    serve,
+    write_frame,
+)
+
+SECRET = new_secret()
+
+
+def line_to(handler) -> socket.socket:
+    """The driver's end of a line served by ``handler`` in this process (it is both ends' process)."""
+    return handshake(connect(serve(handler, SECRET, os.getpid())), SECRET, os.getpid())
 
 
 def test_a_line_answers_its_calls_in_the_order_they_were_sent():
-    line = connect(serve(lambda call: call[::-1]))
+    line = line_to(lambda call: call[::-1])
     for call in (b"abc", b"", b"x" * 300_000):  # a large call spans many reads
         write_frame(line, call)
     assert [read_frame(line) for _ in range(3)] == [b"rcba", b"r", b"r" + b"x" * 300_000]
@@ -27,19 +51,19 @@ def test_a_line_answers_its_calls_in_the_order_they_were_sent():
 
 
 def test_the_socket_sits_in_a_private_folder_and_is_gone_once_the_driver_connects():
-    path = serve(lambda call: call)
+    path = serve(lambda call: call, SECRET)
     folder = os.path.dirname(path)
     assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
-    line = connect(path)
+    line = handshake(connect(path), SECRET)
+    assert not os.path.exists(folder)  # (removed before the actor proves itself: connect has returned)
     write_frame(line, b"ping")
-    assert read_frame(line) == b"rping"  # (answered after the accept, so the folder is gone by now)
-    assert not os.path.exists(folder)
+    assert read_frame(line) == b"rping"
     line.close()
 
 
 def test_the_serving_thread_ends_when_the_driver_closes_the_line():
     before = set(threading.enumerate())
-    line = connect(serve(lambda call: call))
+    line = line_to(lambda call: call)
     [thread] = [t for t in threading.enumerate() if t not in before and t.name == "gridemu-line"]
     write_frame(line, b"x")
     read_frame(line)
@@ -54,7 +78,7 @@ class Unpicklable(Exception):
         raise TypeError("no")
 
 
-def test_what_the_handler_raises_comes_back_pickled_and_the_line_serves_on():
+def test_what_the_handler_raises_comes_back_as_itself_or_by_name_and_the_line_serves_on():
     def handler(call: bytes) -> bytes:
         if call == b"odd":
             raise Unpicklable("lambda inside")
@@ -62,7 +86,7 @@ def test_what_the_handler_raises_comes_back_pickled_and_the_line_serves_on():
             raise ValueError(f"bad call {call!r}")
         return b"fine"
 
-    line = connect(serve(handler))
+    line = line_to(handler)
     for call in (b"q", b"odd", b"ok"):
         write_frame(line, call)
     raised, odd, fine = (read_frame(line) for _ in range(3))
@@ -71,8 +95,11 @@ def test_what_the_handler_raises_comes_back_pickled_and_the_line_serves_on():
         raise_remote(raised[1:])
     cause = caught.value.__cause__
     assert isinstance(cause, RemoteTraceback) and 'raise ValueError(f"bad call {call!r}")' in str(cause)
-    with pytest.raises(RuntimeError, match=r"^Unpicklable: lambda inside$"):
+    with pytest.raises(RemoteError, match=r"^Unpicklable: lambda inside$") as caught:  # (not pickled)
         raise_remote(odd[1:])
+    assert isinstance(caught.value, RuntimeError) and caught.value.type_name.endswith(
+        "test_channel.Unpicklable"
+    )
     line.close()
 
 
@@ -121,5 +148,65 @@ def test_a_socket_path_too_long_is_an_error_that_leaves_nothing_behind(tmp_path,
     deep.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(deep))
     with pytest.raises(OSError):
-        serve(lambda call: call)
+        serve(lambda call: call, SECRET)
     assert list(deep.iterdir()) == []
+
+
+class Late(ValueError):
+    """A plug-in's own exception: its class is not made again in the driver, the one it derives from is."""
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no")
+
+
+@pytest.mark.parametrize(
+    ("err", "kind", "text"),
+    [
+        (ValueError("policy bug at 12"), ValueError, "policy bug at 12"),
+        (KeyError("job 7"), KeyError, "'job 7'"),
+        (FileNotFoundError(2, "No such file or directory", "/x/y.swf"), FileNotFoundError, None),
+        (ValueError(object()), ValueError, None),  # (arguments msgpack does not take: made from the text)
+        (Late("job 3 is late"), ValueError, "Late: job 3 is late"),
+        (SystemExit(3), RuntimeError, "SystemExit: 3"),  # (not an Exception: never raised as itself)
+        (Unprintable(), RuntimeError, "Unprintable: <its text could not be had>"),
+    ],
+    ids=["builtin", "key", "file", "odd-args", "plugin-subclass", "system-exit", "unprintable"],
+)
+def test_an_exception_comes_back_as_itself_or_as_a_remote_error_naming_it(err, kind, text):
+    with pytest.raises(kind) as caught:
+        raise_remote(packed_error(err, "Traceback: here"))
+    got = caught.value
+    assert str(got) == (str(err) if text is None else text)
+    if type(err) in allowed().values():
+        assert type(got) is type(err)
+    else:  # (a RemoteError, and an instance of what its class derives from that can be made again)
+        assert isinstance(got, RemoteError) and got.type_name.endswith(type(err).__qualname__)
+    assert isinstance(got.__cause__, RemoteTraceback) and str(got.__cause__) == "\nTraceback: here"
+
+
+def test_the_emulators_own_errors_come_back_as_themselves():
+    from emulator.core.preemption import PreemptionError
+    from emulator.core.resources import OverAllocation
+    from emulator.policies.errors import DecisionError
+    from emulator.sync.frontier import Stalled
+
+    for kind in (Stalled, PreemptionError, DecisionError, OverAllocation):
+        with pytest.raises(kind, match=r"^easy on c1 at 12\.5: job 3$"):
+            raise_remote(packed_error(kind("easy on c1 at 12.5: job 3"), ""))
+
+
+def test_no_class_outside_the_allow_list_is_looked_up_whatever_an_answer_names():
+    # An answer naming a callable that is no exception class (os.system) or a module not imported here
+    # gets a RemoteError carrying the text: names are only looked up in allowed(), never imported.
+    for names in (["os.system"], ["no_such_module_xyz.Boom", "builtins.Exception"], []):
+        got = rebuilt(names, ["touch /tmp/pwned"], "text")
+        assert type(got) is RemoteError and str(got).endswith(": text")
+    assert "no_such_module_xyz" not in sys.modules
+    assert all(issubclass(kind, Exception) for kind in allowed().values())
+
+
+def test_an_answer_that_does_not_decode_ends_the_line():
+    with pytest.raises(LineClosed, match="does not decode"):
+        raise_remote(b"\x80\x03cos\nsystem\n")  # (a pickle's bytes: msgpack refuses them)
