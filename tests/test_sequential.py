@@ -176,12 +176,13 @@ def test_messages_arrive_in_time_source_sequence_order():
 
 def test_each_partition_runs_to_its_horizon_and_no_message_comes_from_its_past():
     # Latency 5 both ways. The cluster's horizon is the hub's promise + 5; the hub's, the cluster's
-    # next event + 5 (neither reacts). Echo asserts that no message comes from its past.
+    # next event + 5 (neither reacts). The hub, which does not react, is called once the cluster waits
+    # for it. Echo asserts that no message comes from its past.
     hub = Echo(0, 1, [0.0, 100.0], latency=5.0)
     cluster = Echo(1, 0, [1.0, 2.0, 3.0, 50.0, 200.0], latency=5.0)
     sequential.run(coordinator.InProcess([hub, cluster]), star((0, 1), (1, 0), latency=5.0), ignore)
-    assert hub.calls == [6.0, 205.0, math.inf]  # 0; 100, the cluster standing at 200; its last message
-    assert cluster.calls == [105.0, math.inf]  # 1, 2, 3 and 50; then 200, the hub done
+    assert cluster.calls == [5.0, 105.0, math.inf]  # 1, 2, 3; 50 (the hub's first message); 200
+    assert hub.calls == [55.0, 205.0, math.inf]  # 0 (and the reports before 55); 100; the last report
     assert cluster.received == [(5.0, 0, 1), (105.0, 0, 2)]
 
 
