@@ -36,6 +36,13 @@ Rows:
   included in ``wall s``). Targets (issue 17): <= 8 s for the first two; Ray >= 1.6x faster
   than in-process, start-up apart: printed under the table for the emulation itself (see
   :func:`running_seconds`).
+- ``lcg-2005-1-meta``: LCG-2005-1's 170 sites with every job going through the meta-scheduler
+  (``workload.direct = false``, ``least-load``, 1 s links): the grid's partitions no longer run
+  free but take turns with the meta partition, ~419,000 partition calls (issue 31: 38 s when each
+  was a coordinator's round).
+- ``grid1000``: 1,000 clusters of 32 machines x 4 CPUs (200-350 MIPS), 0.5 s links, least-load
+  over EASY, 1,000,000 synthetic jobs (``synthetic-16-clusters``' jobs, arriving 62.5 times as
+  often: as loaded); ``--jobs N`` runs the first N at the same rate.
 - ``wide-1000x8``: 1,000 machines x 8 CPUs, 10,000 spread jobs of 8-2,048 CPUs, EASY: rows that
   list hundreds of machines and PEs (``output MB``: events.arrow + jobs.arrow). Targets (issue
   17): output at most 1/4 of the uncompressed 241 MB, peak RSS under 600 MB.
@@ -56,7 +63,7 @@ fcfs, >= 8,000 jobs/s with easy, peak RSS < 400 MB. For scale, on a 2-core
 machine the Python peer AccaSim 1.1.3 does 655 (FCFS) and 1,305 (EASY) jobs/s
 on this trace.
 
-    python scripts/bench.py [--only NAME ...] [--repeat N] [--json] [--shared DIR]
+    python scripts/bench.py [--only NAME ...] [--repeat N] [--jobs N] [--json] [--shared DIR]
 """
 
 from __future__ import annotations
@@ -105,9 +112,13 @@ def kth(policy: str, shared: Path, interarrival_scale: float = 1.0) -> dict:
     return document
 
 
-def lcg(shared: Path, sites: str | None = None) -> dict:
-    """LCG-2005-1 as ``gridemu run --swf`` reads it: one cluster, or one per site (``--sites``)."""
-    return trace_scenario(shared / LCG, sites=sites)
+def lcg(shared: Path, sites: str | None = None, meta: bool = False) -> dict:
+    """LCG-2005-1 as ``gridemu run --swf`` reads it: one cluster, or one per site (``--sites``);
+    ``meta``: every job through the meta-scheduler (``--set workload.direct=false``)."""
+    document = trace_scenario(shared / LCG, sites=sites)
+    if meta:
+        document["workload"]["direct"] = False
+    return document
 
 
 def wide(shared: Path) -> dict:
@@ -161,6 +172,32 @@ def synthetic(shared: Path) -> dict:
     }
 
 
+def grid1000(shared: Path) -> dict:
+    """1,000 clusters like ``synthetic``'s, 1,000,000 of its jobs 62.5 times as often: as loaded."""
+    clusters = [
+        {
+            "name": f"c{i:04d}",
+            "latency": 0.5,
+            "machines": [{"count": 32, "cpus": 4, "mips": 200 + 50 * (i % 4)}],
+        }
+        for i in range(1000)
+    ]
+    workload = {"source": "synthetic", "jobs": 1_000_000, "mean_interarrival": 0.0256}
+    workload |= {
+        "estimate": [100.0, 2000.0],
+        "runtime_factor": [0.5, 1.0],
+        "cpus": [1, 4],
+        "bench": [200.0, 500.0],
+    }
+    return {
+        "name": "grid1000",
+        "meta": {"policy": "least-load"},
+        "local": {"policy": "easy"},
+        "clusters": clusters,
+        "workload": workload,
+    }
+
+
 TWO_LEVEL_CASES = {  # the paper's cases: (meta policy, local policy)
     "ms": ("two-level", "flexible[priority=ms]"),
     "ls": ("two-level", "flexible[priority=ls]"),
@@ -184,9 +221,11 @@ SCENARIOS = {
     "lcg-2005-1": lcg,
     "lcg-2005-1-sites": lambda shared: lcg(shared, "partition"),
     "lcg-2005-1-sites-ray2": lambda shared: lcg(shared, "partition"),
+    "lcg-2005-1-meta": lambda shared: lcg(shared, "partition", meta=True),
     "wide-1000x8": wide,
     "quickstart": lambda shared: None,
     "synthetic-16-clusters": synthetic,
+    "grid1000": grid1000,
     "two-level-ms": lambda shared: two_level("ms"),
     "two-level-ls": lambda shared: two_level("ls"),
     "two-level-none": lambda shared: two_level("none"),
@@ -279,6 +318,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON object per row instead of a table")
     parser.add_argument("--repeat", type=int, default=1, metavar="N", help="best (fastest) of N runs")
     parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="synthetic rows: their first N jobs, at the same rate (grid1000)",
+    )
+    parser.add_argument(
         "--shared", type=Path, default=DEFAULT_SHARED, help=f"shared folder (default {DEFAULT_SHARED})"
     )
     args = parser.parse_args(argv)
@@ -295,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
                 missing += 1
                 continue
             document = SCENARIOS[name](args.shared)
+            if args.jobs and document and document["workload"]["source"] == "synthetic":
+                document["workload"]["jobs"] = args.jobs
             runs = [run_once(name, document, Path(tmp)) for _ in range(max(args.repeat, 1))]
             row = done[name] = min(runs, key=lambda r: r["wall_s"])
             if args.json:
