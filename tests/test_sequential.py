@@ -132,6 +132,9 @@ def random_grids(draw) -> dict:
     else:
         raw = draw(grid_scenarios(policies=tuple(LOCAL.names())))
     raw["meta"] = {"policy": draw(st.sampled_from(META.names()))}
+    gridlets = raw["workload"]["gridlets"]
+    if raw["meta"]["policy"] == "own-site" and not any(g["site"] for g in gridlets):
+        gridlets[0]["site"] = raw["clusters"][0]["name"]  # (one job at least names its cluster)
     for cluster in raw["clusters"]:
         if cluster["policy"] in GRIDSIM_PARALLEL:
             cluster["licenses"] = {}
@@ -233,3 +236,28 @@ def test_a_tail_ends_where_the_coordinators_does(tmp_path):
     for backend in (in_rounds, in_process):
         ends.append(run(scenario, tmp_path / backend.__name__, backend=backend).stats.end_time)
     assert ends[0] == ends[1] < math.inf
+
+
+def test_a_stopped_run_hands_the_sink_what_it_gathered_unless_the_sink_itself_stopped(monkeypatch):
+    class Failing(Echo):
+        def advance(self, horizon, inbox, budget=coordinator.EVENT_BUDGET):
+            if len(self.calls) == 2:
+                raise RuntimeError("policy bug")
+            return super().advance(horizon, inbox, budget)
+
+    calls = []
+    parts = [Echo(0, None, []), Failing(1, None, [float(t) for t in range(100)])]
+    with pytest.raises(RuntimeError, match="policy bug"):
+        sequential.run(coordinator.InProcess(parts), Links({}), lambda w, r: calls.append((w, r)), budget=20)
+    assert [(w, len(r[1][2])) for w, r in calls] == [(20.0, 40)]  # two calls' rows; those below 20 final
+
+    def stopping(watermark, results):
+        calls.append(watermark)
+        raise KeyboardInterrupt
+
+    calls.clear()
+    monkeypatch.setattr(sequential, "BATCH_ROWS", 10)
+    parts = [Echo(0, None, []), Echo(1, None, [float(t) for t in range(100)])]
+    with pytest.raises(KeyboardInterrupt):
+        sequential.run(coordinator.InProcess(parts), Links({}), stopping, budget=20)
+    assert calls == [0.0]  # not called again: its state is half-changed

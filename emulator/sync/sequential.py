@@ -4,39 +4,46 @@ In one process the coordinator's rounds cost about as much as the partitions'
 own work (LCG-2005-1 meta-scheduled over 170 sites: 266,605 rounds of ~0.05 ms
 of partition work each, and as much again in horizons, calls, the standing's
 arrays and a sink call per round). Nothing runs beside the driver, so nothing
-needs a barrier: this executor takes the partitions one at a time, earliest
-first, and lets each run as far as it safely can.
+needs a barrier: this executor calls one partition at a time, earliest first,
+and lets each run as far as it safely can.
 
 Order: the clusters wait in a heap keyed by ``(earliest, pid)`` (their next
 event or first pending message); the meta partition, the hub of the links'
-star and the partition most often called, stands beside it and goes first at
-equal times. Each step takes the earliest partition and advances it to its
-*horizon*: the earliest time a message not yet sent could reach it, as the
-coordinator bounds it (:mod:`emulator.sync.horizons`) but from what is at
-hand. A cluster hears only from the hub: its horizon is the hub's earliest
-output time (its promise; if it reacts, also its first pending message and
-the clusters' answers) plus its link. The hub hears from every cluster, none
-of which can send before it stands (its earliest) nor, if clusters react,
-before the hub's own output reached and came back: its horizon is the least
-of the clusters' earliest times plus the shortest link back, and the hub's
-output time plus the shortest round trip. Where clusters report after every
-event (a promise that is their next event) this is the coordinator's horizon.
+star, stands beside it. Each step takes the earliest partition and advances
+it to its *horizon*: the earliest time a message not yet sent could reach
+it, bounded as the coordinator bounds it (:mod:`emulator.sync.horizons`) but
+from what is at hand. A cluster hears only from the hub: its horizon is the
+hub's earliest output time (its promise; if it reacts, also its first
+pending message and the clusters' reports) plus its link. The hub hears
+from every cluster, none of which can send before it stands nor, if
+clusters react, before the hub's own output has reached one and come back:
+its horizon is the earliest cluster plus the shortest link back, or the
+hub's output time plus the shortest round trip. Where clusters report after
+every event (their promise is their next event) over links of one latency
+this is the coordinator's horizon; otherwise it may be earlier, which only
+shortens calls.
 
-Messages wait by receiver in heaps keyed ``(time, source, sequence)`` and a
-call delivers those due before its horizon, in that order, as the
-coordinator does. Every message due before a time is sent before its
-receiver processes that time (every other partition stands at or after it,
-and links take time), so a partition's arrivals at equal times are pushed in
-the coordinator's order.
+The hub's turn: a hub that does not react reads status reports that cannot
+make it send, so it is called only once the clusters wait for it (they stand
+at its promise plus the shortest link out): one call then reads what came
+meanwhile, as a round's call did (:meth:`_Sequential._hub_key`).
+
+Messages wait by receiver in heaps keyed ``(time, source, sequence)``, and a
+call delivers those due before its horizon in that order, as the coordinator
+does. A horizon bounds every message not yet sent, so a partition holds
+every message due before a time when it processes that time, and its
+arrivals at equal times are pushed in the coordinator's order.
 
 Rows come out of calls a window at a time, partitions ahead of one another;
-they gather by partition and reach the sink every :data:`BATCH_ROWS` rows,
-with the time of the step's partition as the watermark (no partition stands
-earlier, and what a call sends arrives a latency later): the writer's
-per-call costs are paid per batch. Memory: a partition is called only when
-it is the earliest, for at most its share of the event budget
-(:func:`~emulator.sync.coordinator.share` over every partition), so the rows
-held are at most one call's per partition.
+they gather by partition and reach the sink every :data:`BATCH_ROWS` rows or
+:data:`BATCH_SECONDS`, and when a run stops, with a watermark (no partition
+stands earlier than the last one called, save the hub, which counts: links
+take time), so the writer's per-call costs are paid per batch. Memory: a
+cluster is called only when it is the earliest, for at most its share of the
+event budget (:func:`~emulator.sync.coordinator.share` over every partition),
+so the rows held are at most one call's per partition, and those of the
+clusters a waiting hub lets run ahead, unless the sink holds more than
+:data:`~emulator.sync.coordinator.HELD_ROWS`.
 
 Termination is the coordinator's (:func:`emulator.sync.coordinator.run`): steps
 go on while a partition is busy or a message carrying a job is pending; with a
@@ -77,8 +84,8 @@ class InRounds(InProcess):
 
 
 def driver(transport) -> Callable[..., RunStats]:
-    """What drives ``transport``: this executor the plain in-process transport, the coordinator's
-    rounds any other (Ray's actors, hosts that run beside the driver, :class:`InRounds`)."""
+    """What drives ``transport``: this executor if it is the plain in-process transport; otherwise the
+    coordinator's rounds (Ray's actors, hosts that run beside the driver, :class:`InRounds`)."""
     return run if type(transport) is InProcess else coordinator.run
 
 
