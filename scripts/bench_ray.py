@@ -61,6 +61,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import secrets
 import statistics
 import sys
 import tempfile
@@ -73,7 +75,7 @@ import ray
 
 from actors import RayTransport, ray_backend
 from actors.calls import HostCalls
-from actors.channel import connect, serve
+from actors.channel import connect, handshake, serve
 from actors.compiled import CompiledRounds
 from actors.grouping import projected_speedup, round_work, two_actor_ceilings
 from actors.host import PartitionHost
@@ -133,8 +135,8 @@ class Echo:
     def ping(self, data: bytes) -> bytes:
         return data
 
-    def line(self) -> str:
-        return serve(self.ping)
+    def line(self, secret: bytes, driver: int) -> str:
+        return serve(self.ping, secret, driver)
 
     def advance_batch(self, batches: dict, h: int) -> bytes | None:
         return batches.get(h)
@@ -205,7 +207,9 @@ def bare_round(n: int, rounds: int, calls: str) -> float:
         graph = CompiledRounds(actors)
         call = graph.call
     elif calls == "direct":
-        lines = HostCalls(actors, [connect(path) for path in ray.get([a.line.remote() for a in actors])])
+        secret = secrets.token_bytes(32)
+        paths = ray.get([a.line.remote(secret, os.getpid()) for a in actors])
+        lines = HostCalls(actors, [handshake(connect(path), secret) for path in paths])
 
         def call(batches: dict) -> list:
             for h, data in batches.items():
