@@ -73,9 +73,11 @@ BATCH_ROWS = 8192
 """Rows gathered before they go to the sink: the writer's per-call costs (its merge, its cuts) are paid
 once per batch, not once per step."""
 
-BATCH_SECONDS = 0.1
+BATCH_SECONDS = 0.25
 """Wall seconds after which the rows gathered go to the sink however few: the writer flushes by its
-clock between sink calls (a slow policy's rows still reach the disk every few seconds)."""
+clock between sink calls (a slow policy's rows still reach the disk every few seconds), and the
+progress display moves. Not much less: a batch costs the writer a cut per partition (1,000 of them
+on ``bench.py``'s grid1000)."""
 
 
 class InRounds(InProcess):
@@ -147,7 +149,7 @@ class _Sequential:
         self.queued = [t < INF for t in self.earliest]  # whether its entry in ``heap`` is live
         self.heap = [(t, i) for i, t in enumerate(self.earliest) if i and t < INF]  # the clusters
         heapq.heapify(self.heap)
-        self.rows: list[list] = [[] for _ in parts]  # gathered, by partition
+        self.rows: dict[int, list] = {}  # gathered, by partition
         self.gathered = 0
         self.at = -INF  # where the last partition called stood (none stands earlier)
         self.written = INF  # no watermark past it
@@ -261,7 +263,11 @@ class _Sequential:
             heapq.heappush(self.heap, (earliest, i))
             self.queued[i] = True
         if rows:
-            self.rows[i] += rows
+            gathered = self.rows.get(i)
+            if gathered is None:
+                self.rows[i] = rows  # (the partition handed it over)
+            else:
+                gathered += rows
             self.gathered += len(rows)
 
     def _route(self, outbox: list) -> None:
@@ -281,8 +287,8 @@ class _Sequential:
 
     def flush(self) -> None:
         """The rows gathered, to the sink with the watermark (the sink reads only a result's rows)."""
-        results = {i: Result([], INF, rows, False, INF, False) for i, rows in enumerate(self.rows) if rows}
-        self.rows = [[] if rows else rows for rows in self.rows]
+        results = {i: Result([], INF, rows, False, INF, False) for i, rows in self.rows.items()}
+        self.rows = {}
         self.gathered = 0
         watermark = self.watermark
         self.stats.virtual_time = watermark
