@@ -14,6 +14,7 @@ import heapq
 import json
 import math
 from array import array
+from contextlib import contextmanager
 from functools import partial
 from unittest.mock import patch
 
@@ -24,7 +25,8 @@ from hypothesis import strategies as st
 from emulator import load_scenario, run
 from emulator.core.messages import STATUS
 from emulator.data.scenario import parse
-from emulator.sync import coordinator, merge
+from emulator.engine import runner
+from emulator.sync import coordinator, merge, sequential
 from emulator.sync.horizons import Links, earliest_outputs, horizons, tail_end
 from emulator.sync.merge import RowMerger
 from emulator.sync.rows import RowBlock
@@ -67,11 +69,22 @@ def global_horizon(transport, links, sink, stats=None, tick=None, tail=False, **
     return stats if stats is not None else coordinator.RunStats()
 
 
+@contextmanager
+def in_rounds(scenario):
+    """The in-process backend driven by the coordinator (``coordinator.run``), not the sequential
+    executor."""
+    yield sequential.InRounds(runner.build_partitions(scenario))
+
+
 def traces(scenario, out, monkeypatch, driver=None) -> dict[str, bytes]:
+    """The run's files: the sequential executor's, or (``driver``) those of ``driver`` in its place
+    of ``coordinator.run``, on the in-process partitions."""
     with monkeypatch.context() as patch:
-        if driver is not None:
+        if driver is None:
+            run(scenario, out)
+        else:
             patch.setattr(coordinator, "run", driver)
-        run(scenario, out)
+            run(scenario, out, backend=in_rounds)
     return {name: (out / name).read_bytes() for name in FILES}
 
 

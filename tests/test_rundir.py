@@ -14,7 +14,7 @@ from emulator import load_scenario, run
 from emulator.cli import main
 from emulator.data import rundir, trace
 from emulator.engine import runner
-from emulator.sync import coordinator
+from emulator.sync import sequential
 
 SMALL = ["workload.jobs=120"]
 
@@ -67,7 +67,7 @@ def killed_copy(tmp_path, rounds_before: int = 40) -> Path:
 
     @contextmanager
     def backend(scenario):
-        transport = coordinator.InProcess(runner.build_partitions(scenario))
+        transport = sequential.InRounds(runner.build_partitions(scenario))
         advance, calls = transport.advance, [0]
 
         def copying(*args):

@@ -22,7 +22,7 @@ from emulator.cli import main
 from emulator.cli_errors import EXIT_INPUT, EXIT_IO
 from emulator.data import rundir, trace
 from emulator.engine import runner, sweep
-from emulator.sync import coordinator
+from emulator.sync import sequential
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -139,7 +139,7 @@ def test_a_failed_run_lets_go_of_its_directory_and_leaves_the_marker(tmp_path):
 
     @contextmanager
     def failing(scenario):
-        transport = coordinator.InProcess(runner.build_partitions(scenario))
+        transport = sequential.InRounds(runner.build_partitions(scenario))
         advance, calls = transport.advance, [0]
 
         def broken(*args):

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,8 +23,9 @@ import pytest
 from emulator import run
 from emulator.data import rundir, trace
 from emulator.data.scenario import parse
+from emulator.engine import runner
 from emulator.partitions.cluster import ClusterPartition
-from emulator.sync import coordinator
+from emulator.sync import coordinator, sequential
 
 from .conftest import shared_path
 
@@ -65,6 +67,7 @@ def small_calls(monkeypatch):
     monkeypatch.setattr(coordinator, "EVENT_BUDGET", 8)
     monkeypatch.setattr(coordinator, "MIN_BUDGET", 4)
     monkeypatch.setattr(trace, "FLUSH_SECONDS", 0.0)
+    monkeypatch.setattr(sequential, "BATCH_ROWS", 1)  # (in one process: rows reach the writer at every call)
 
 
 def stopped_after(calls: int, monkeypatch):
@@ -81,15 +84,25 @@ def stopped_after(calls: int, monkeypatch):
     monkeypatch.setattr(ClusterPartition, "advance", counting)
 
 
+@contextmanager
+def in_rounds(scenario):
+    """In one process, but in the coordinator's rounds (where sites run ahead of each other)."""
+    yield sequential.InRounds(runner.build_partitions(scenario))
+
+
+ENGINES = {"sequential": runner.in_process, "rounds": in_rounds}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("calls", [5, 23, 61, 140])
 def test_a_run_interrupted_while_sites_run_ahead_leaves_an_exact_prefix(
-    tmp_path, monkeypatch, small_calls, calls
+    tmp_path, monkeypatch, small_calls, calls, engine
 ):
     scenario = parse(uneven_sites(), "test")
     full = events(run(scenario, tmp_path / "full").out_dir / "events.arrow")
     stopped_after(calls, monkeypatch)
     with pytest.raises(KeyboardInterrupt):
-        run(scenario, tmp_path / "stopped")
+        run(scenario, tmp_path / "stopped", backend=ENGINES[engine])
     found = rundir.recover(tmp_path / "stopped")
     left = events(tmp_path / "stopped" / "events.recovered.arrow")
     assert found["events.recovered.arrow"] == left.num_rows
@@ -97,7 +110,8 @@ def test_a_run_interrupted_while_sites_run_ahead_leaves_an_exact_prefix(
     assert left.equals(full.slice(0, left.num_rows))
 
 
-def test_a_stop_inside_the_writers_flush_writes_nothing_more(tmp_path, monkeypatch, small_calls):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_stop_inside_the_writers_flush_writes_nothing_more(tmp_path, monkeypatch, small_calls, engine):
     """Ctrl-C can land while a batch is being written: the writer's state is then half-changed, and
     writing the rest would repeat or skip rows."""
     scenario = parse(uneven_sites(), "test")
@@ -113,7 +127,7 @@ def test_a_stop_inside_the_writers_flush_writes_nothing_more(tmp_path, monkeypat
 
     monkeypatch.setattr(trace.PartFile, "write", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        run(scenario, tmp_path / "stopped")
+        run(scenario, tmp_path / "stopped", backend=ENGINES[engine])
     rundir.recover(tmp_path / "stopped")
     left = events(tmp_path / "stopped" / "events.recovered.arrow")
     assert 0 < left.num_rows < full.num_rows
