@@ -209,6 +209,12 @@ def _format_run(summary: dict) -> str:
 def _recover(run_dir: Path) -> int:
     if rundir.is_live(run_dir):
         raise rundir.RunDirError(f"{run_dir}: {rundir.describe(run_dir)}; recover it once it has stopped")
+    if rundir.summarizable(run_dir):  # (stopped after its traces were complete: nothing was lost)
+        print(
+            f"{run_dir}: nothing to recover: its events.arrow and jobs.arrow are complete; "
+            f"`gridemu inspect --summarize {run_dir}` writes its summary.json"
+        )
+        return 0
     found = rundir.recover(run_dir)
     if not found:
         parts = sorted(part.name for part in run_dir.glob("*.arrow.part"))
@@ -216,11 +222,6 @@ def _recover(run_dir: Path) -> int:
             raise FileNotFoundError(
                 f"{run_dir}: {', '.join(parts)} holds no rows: the run was stopped before its first flush "
                 f"(rows are written every {FLUSH_SECONDS:g} s of wall time), so nothing can be recovered"
-            )
-        if rundir.summarizable(run_dir):
-            raise FileNotFoundError(
-                f"{run_dir}: no *.arrow.part to recover: its events.arrow and jobs.arrow are complete; "
-                f"`gridemu inspect --summarize {run_dir}` writes its summary.json"
             )
         raise FileNotFoundError(f"{run_dir}: no readable *.arrow.part to recover")
     for name, rows in found.items():

@@ -78,6 +78,21 @@ def run_command(command: Callable[[], int], debug: bool = False) -> int:
             return _say(f"emulation failed: {_text(err)}", EXIT_EMULATION)
         except OSError as err:
             return _say(f"I/O error: {_text(err)}", EXIT_IO)
+        except Exception as err:
+            if _caused_by(err, Terminated):  # raised inside a Ray call, which wraps it (a SystemError)
+                return _say(f"terminated; {KEPT}", EXIT_TERMINATED)
+            raise
+
+
+def _caused_by(err: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``kind`` is in the chain of exceptions that led to ``err``."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, kind):
+            return True
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return False
 
 
 def _text(err: BaseException) -> str:

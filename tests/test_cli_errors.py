@@ -12,7 +12,14 @@ import time
 import pytest
 
 from emulator.cli import main
-from emulator.cli_errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_IO, EXIT_TERMINATED
+from emulator.cli_errors import (
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_IO,
+    EXIT_TERMINATED,
+    Terminated,
+    run_command,
+)
 from emulator.engine import runner
 
 from .conftest import shared_path
@@ -129,3 +136,25 @@ def test_trace_cpu_counts_beyond_32_bits_are_skipped_with_their_reason_not_wrapp
         "1 jobs: 1 finished" in out
         and "field 5 (allocated processors) is '2147483648', not an integer <= 2147483647" in out
     )
+
+
+def test_sigterm_raised_inside_a_ray_call_still_exits_143(capsys):
+    """Ray's wait runs the signal handler in its C++ loop and raises what it raised wrapped in a
+    SystemError: the run still ends as terminated, its files kept, not with a traceback and exit 1."""
+
+    def waiting_on_ray() -> int:
+        try:
+            raise Terminated
+        except Terminated as err:
+            raise SystemError("<built-in method __new__> returned a result with an exception set") from err
+
+    assert run_command(waiting_on_ray) == EXIT_TERMINATED
+    assert capsys.readouterr().err.startswith("gridemu: terminated; the files written so far are kept")
+
+
+def test_other_errors_wrapping_nothing_of_ours_are_not_hidden():
+    def failing() -> int:
+        raise SystemError("a defect")
+
+    with pytest.raises(SystemError):
+        run_command(failing)

@@ -237,8 +237,9 @@ def test_a_run_stopped_before_its_summary_is_described_and_summarized(tmp_path, 
     err = one_line(capsys)
     assert "left complete: events.arrow, jobs.arrow, scenario.toml; partial: none" in err
     assert f"`gridemu inspect --summarize {out}` writes its summary.json" in err
-    assert main(["inspect", "--recover", str(out)]) == EXIT_INPUT
-    assert "its events.arrow and jobs.arrow are complete; `gridemu inspect --summarize" in one_line(capsys)
+    assert main(["inspect", "--recover", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert f"{out}: nothing to recover: its events.arrow and jobs.arrow are complete; `gridemu" in said
 
     assert main(["inspect", "--summarize", str(out)]) == 0
     said = capsys.readouterr().out
@@ -279,9 +280,47 @@ def test_summarize_refuses_a_live_run_and_a_run_without_its_traces(tmp_path, cap
     assert "another run is writing into it" in one_line(capsys)
     assert not (out / "summary.json").exists()
     holder.release()
-    (out / "jobs.arrow").rename(out / "jobs.arrow.part")
+    whole = (out / "jobs.arrow").read_bytes()
+    (out / "jobs.arrow").unlink()
+    (out / "jobs.arrow.part").write_bytes(whole[:-8])  # cut short: no end magic
     assert main(["inspect", "--summarize", str(out)]) == EXIT_INPUT
     assert f"{out}: cannot summarize: no complete jobs.arrow" in one_line(capsys)
+
+
+def test_a_run_stopped_between_its_renames_is_summarized(tmp_path, monkeypatch, capsys):
+    scenario = load_scenario("quickstart", ["workload.jobs=200"])
+    run(scenario, tmp_path / "whole")
+    out = tmp_path / "run"
+    rename = os.replace
+
+    def stopped_at_jobs(source, target):
+        if Path(target).name == "jobs.arrow":
+            raise KeyboardInterrupt
+        rename(source, target)
+
+    monkeypatch.setattr(os, "replace", stopped_at_jobs)
+    with pytest.raises(KeyboardInterrupt):
+        run(scenario, out)
+    monkeypatch.setattr(os, "replace", rename)
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".running",
+        "events.arrow",
+        "jobs.arrow.part",
+        "scenario.toml",
+    ]
+    assert (out / "events.arrow").read_bytes() == (tmp_path / "whole" / "events.arrow").read_bytes()
+    assert "`gridemu inspect --summarize" in rundir.describe(out)
+    assert main(["inspect", "--recover", str(out)]) == 0
+    assert "nothing to recover" in capsys.readouterr().out
+    assert main(["inspect", "--summarize", str(out)]) == 0
+    capsys.readouterr()
+    assert (out / "jobs.arrow").read_bytes() == (tmp_path / "whole" / "jobs.arrow").read_bytes()
+    assert sorted(p.name for p in out.iterdir()) == [
+        "events.arrow",
+        "jobs.arrow",
+        "scenario.toml",
+        "summary.json",
+    ]
 
 
 def test_scenario_toml_is_written_when_the_run_starts(tmp_path):
@@ -320,7 +359,7 @@ def stranded_with_rows(tmp_path: Path, monkeypatch) -> Path:
         patch.setattr(trace.PartFile, "write", stopped)
         with pytest.raises(KeyboardInterrupt):
             run(load_scenario("quickstart", ["workload.jobs=300"]), out)
-    (out / "events.arrow").rename(out / "events.arrow.part")  # as if killed before it was renamed
+    assert (out / "events.arrow.part").exists()  # (jobs.arrow is written before events.arrow's rename)
     return out
 
 

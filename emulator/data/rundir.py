@@ -253,12 +253,43 @@ def describe(path: Path) -> str:
     return text
 
 
+SUMMARIZED_FROM = ("events.arrow", "jobs.arrow", "scenario.toml")
+"""The files ``gridemu inspect --summarize`` writes a stopped run's summary.json from."""
+
+
 def summarizable(path: Path) -> bool:
     """Whether a run stopped with its traces and scenario complete but no summary.json (or a marker
     left beside it): ``gridemu inspect --summarize`` finishes it."""
-    return all((path / n).is_file() for n in ("events.arrow", "jobs.arrow", "scenario.toml")) and (
+    return all(complete(path / n) for n in SUMMARIZED_FROM) and (
         not (path / "summary.json").is_file() or (path / MARKER).is_file()
     )
+
+
+def complete(file: Path) -> bool:
+    """A run's file is complete under its own name, or sealed under ``.part``
+    (:meth:`emulator.data.trace.PartFile.seal`): the run stopped between its renames."""
+    return file.is_file() or _sealed(file.with_name(file.name + ".part"))
+
+
+def _sealed(part: Path) -> bool:
+    """Whether a ``.part`` is a whole Arrow file (its footer and end magic written), not one cut short."""
+    if not part.is_file():
+        return False
+    try:
+        with pa.memory_map(str(part)) as source:
+            pa.ipc.open_file(source)
+    except (OSError, pa.ArrowInvalid):
+        return False
+    return True
+
+
+def promote(path: Path) -> None:
+    """Rename the sealed ``.part`` files a run stopped between its renames left (see :func:`complete`)."""
+    for name in SUMMARIZED_FROM:
+        final, part = path / name, path / f"{name}.part"
+        if not final.exists() and _sealed(part):
+            os.replace(part, final)
+            fsync_dir(path)
 
 
 def _ours() -> set[str]:

@@ -90,6 +90,7 @@ class PartFile:
         self.part = self.path.with_name(self.path.name + ".part")
         self._sink = pa.OSFile(str(self.part), "wb")
         self._writer = pa.ipc.new_file(self._sink, schema, options=WRITE_OPTIONS)
+        self._sealed = False
 
     def write(self, batch: pa.RecordBatch) -> None:
         self._writer.write_batch(batch)
@@ -106,14 +107,22 @@ class PartFile:
             self._sink.close()
             self._writer = None
 
-    def commit(self, batch_rows: int | None = None) -> None:
-        """Close, sync and rename; ``batch_rows``: first re-cut the batches to exactly that many rows
-        (after flushes by the clock, so the final file's bytes depend on its rows alone)."""
+    def seal(self, batch_rows: int | None = None) -> None:
+        """Close and sync, under the ``.part`` name: a complete file (footer and all) that
+        :func:`emulator.data.rundir.promote` can still rename if the run stops before :meth:`commit`.
+        ``batch_rows``: first re-cut the batches to exactly that many rows (after flushes by the clock,
+        so the final file's bytes depend on its rows alone)."""
         self.close()
         if batch_rows is not None:
             _rebatch(self.part, batch_rows)
         with open(self.part, "rb+") as file:
             os.fsync(file.fileno())
+        self._sealed = True
+
+    def commit(self, batch_rows: int | None = None) -> None:
+        """:meth:`seal` (if not sealed yet), then rename."""
+        if not self._sealed:
+            self.seal(batch_rows)
         os.replace(self.part, self.path)
         rundir.fsync_dir(self.path.parent)
 
@@ -550,7 +559,6 @@ class TraceWriter:
         if not ok:
             self.events.close()
             return None
-        self.events.commit(self.batch_rows if self._uneven else None)
         table = self.outcomes.table(self.jobs, self.inputs)
         metadata = {}
         if self.extra is not None:  # a trace's own fields, one row per job in the same order
@@ -562,6 +570,8 @@ class TraceWriter:
         jobs_file = PartFile(self.out_dir / "jobs.arrow", table.schema)
         for batch in table.to_batches(max_chunksize=self.batch_rows):
             jobs_file.write(batch)
+        jobs_file.seal()  # complete before events.arrow is: a stop between the renames loses nothing
+        self.events.commit(self.batch_rows if self._uneven else None)
         jobs_file.commit()
         return table
 

@@ -250,7 +250,7 @@ def summarize_stopped(out_dir: Path) -> dict:
     before the stop only loses its marker.
     """
     out_dir = Path(out_dir)
-    missing = [n for n in ("events.arrow", "jobs.arrow", "scenario.toml") if not (out_dir / n).is_file()]
+    missing = [n for n in rundir.SUMMARIZED_FROM if not rundir.complete(out_dir / n)]
     if missing:
         what = rundir.describe(out_dir) if out_dir.is_dir() and any(out_dir.iterdir()) else "not a run"
         raise FileNotFoundError(f"{out_dir}: cannot summarize: no complete {', '.join(missing)} ({what})")
@@ -258,6 +258,7 @@ def summarize_stopped(out_dir: Path) -> dict:
         raise rundir.RunDirError(f"{out_dir}: holds a finished run (summary.json): nothing to summarize")
     claim = rundir.adopt(out_dir)
     try:
+        rundir.promote(out_dir)
         if (out_dir / "summary.json").is_file():  # stopped between its summary and dropping the marker
             summary = json.loads((out_dir / "summary.json").read_text())
         else:
