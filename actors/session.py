@@ -33,6 +33,7 @@ def init_local(num_cpus: int | None = None, **options) -> None:
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     ray_constants.ENABLE_RAY_CLUSTER = False
     ray.init(
+        address="local",  # (a cluster ``ray start`` left on this machine is not joined by default)
         num_cpus=num_cpus or os.cpu_count(),
         include_dashboard=False,
         log_to_driver=False,
@@ -72,14 +73,29 @@ def _own_sigterm() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    from ray._private import utils
+
     before = signal.getsignal(signal.SIGTERM)
+    install = utils.set_sigterm_handler
+    utils.set_sigterm_handler = _kept  # a SIGTERM taken by another thread meanwhile runs gridemu's
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     try:
         yield
     finally:
-        if before is not None:
+        utils.set_sigterm_handler = install
+        if before is not None:  # (also over a handler Ray's C++ core installed)
             signal.signal(signal.SIGTERM, before)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+def _kept(handler) -> None:
+    """Ray's ``set_sigterm_handler`` while it starts or stops: the process keeps its own handler.
+
+    Blocking SIGTERM in the main thread does not keep it from threads started before Ray's (which may
+    take the signal and have the main thread run the handler then current): Ray's own handlers exit
+    15 or 1 without closing gridemu's files. gridemu's raises in the main thread and the run shuts
+    Ray down on its way out, as on Ctrl-C.
+    """
 
 
 def driver_import_path() -> dict:
