@@ -8,6 +8,7 @@ stays as the cluster has it.
 
 from __future__ import annotations
 
+import _thread
 import os
 import signal
 import sys
@@ -52,24 +53,33 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
         yield
         return
     address = address or os.environ.get("RAY_ADDRESS") or None
-    with _own_sigterm():
+    with _sigterm_to_main():
         if address:
             ray.init(address=address, log_to_driver=False, logging_level="ERROR")
         else:
             init_local(num_cpus)
-    try:
-        yield
-    finally:
-        with _own_sigterm():
+        try:
+            yield
+        finally:
             ray.shutdown()
 
 
 @contextmanager
-def _own_sigterm() -> Iterator[None]:
-    """Keep this process's SIGTERM handler across Ray's start and shut-down: ``ray.init`` installs its
-    own, and a SIGTERM while Ray shut down met the default action (the run exited 15, -15 or 134);
-    gridemu's closes the files as Ctrl-C does and exits 143. SIGTERM is blocked meanwhile (so Ray's
-    threads, started now, never take it), then delivered to gridemu's handler."""
+def _sigterm_to_main() -> Iterator[None]:
+    """For a whole Ray session, a SIGTERM runs the handler this process had, in its main thread.
+
+    Ray replaces it: ``ray.init`` installs Python handlers that exit 15 or 1
+    without closing gridemu's files, its core installs a C++ one that may
+    abort, and while Ray shuts down SIGTERM has the default action for
+    seconds (exit -15); its threads may take a signal sent to the process. So
+    SIGTERM is blocked in the main thread for the session (every thread Ray
+    starts inherits the block), one watcher thread takes it and raises it in
+    the main thread, where gridemu's handler closes the files as Ctrl-C does
+    (exit 143), and Ray's ``set_sigterm_handler`` does nothing meanwhile.
+    Threads started before the session keep their mask: numpy's BLAS pool
+    (``OPENBLAS_NUM_THREADS=1`` starts none) may still take a SIGTERM while
+    Ray has left it the default action.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -77,25 +87,53 @@ def _own_sigterm() -> Iterator[None]:
 
     before = signal.getsignal(signal.SIGTERM)
     install = utils.set_sigterm_handler
-    utils.set_sigterm_handler = _kept  # a SIGTERM taken by another thread meanwhile runs gridemu's
+    utils.set_sigterm_handler = _kept
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    watcher = _SigtermWatcher()
+    watcher.start()
     try:
         yield
     finally:
+        watcher.stop()
         utils.set_sigterm_handler = install
         if before is not None:  # (also over a handler Ray's C++ core installed)
             signal.signal(signal.SIGTERM, before)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # (one that came since: delivered now)
 
 
 def _kept(handler) -> None:
-    """Ray's ``set_sigterm_handler`` while it starts or stops: the process keeps its own handler.
+    """Ray's ``set_sigterm_handler`` in a session (:func:`_sigterm_to_main`): the process keeps its own."""
 
-    Blocking SIGTERM in the main thread does not keep it from threads started before Ray's (which may
-    take the signal and have the main thread run the handler then current): Ray's own handlers exit
-    15 or 1 without closing gridemu's files. gridemu's raises in the main thread and the run shuts
-    Ray down on its way out, as on Ctrl-C.
-    """
+
+class _SigtermWatcher(threading.Thread):
+    """Takes SIGTERM (blocked in every other thread of a Ray session) and raises it in the main thread."""
+
+    POLL = 0.1
+    """Seconds between looks at whether the session ended (a signal is taken at once)."""
+
+    def __init__(self) -> None:
+        super().__init__(name="gridemu-sigterm", daemon=True)
+        self._ended = threading.Event()
+
+    def run(self) -> None:
+        while not self._ended.is_set():
+            if signal.sigtimedwait({signal.SIGTERM}, self.POLL) is not None:
+                _raise_in_main()
+
+    def stop(self) -> None:
+        self._ended.set()
+        self.join()
+
+
+def _raise_in_main() -> None:
+    """SIGTERM as if the main thread had taken it: its Python handler runs there; with none (an API
+    user's script), the default action ends the process, as it would have without Ray."""
+    handler = signal.getsignal(signal.SIGTERM)
+    if callable(handler):
+        _thread.interrupt_main(signal.SIGTERM)
+    elif handler != signal.SIG_IGN:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
 
 
 def driver_import_path() -> dict:

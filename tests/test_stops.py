@@ -223,3 +223,46 @@ def test_a_slow_policys_run_killed_after_6_s_has_flushed_rows(tmp_path):
     complete = gridemu("run", "--swf", str(kth), "--set", "local.policy=fcfs", "--out", str(full))
     assert complete.wait(timeout=120) == 0, complete.stderr.read()
     assert left.equals(events(full / "events.arrow").slice(0, left.num_rows))
+
+
+SIGTERM_IN_A_RAY_SESSION = """
+import ctypes, os, signal, sys, time
+from actors import session
+
+class Stop(Exception):
+    pass
+
+def stop(signum, frame):
+    raise Stop
+
+if sys.argv[1] == "handler":
+    signal.signal(signal.SIGTERM, stop)
+try:
+    with session._sigterm_to_main():
+        ctypes.CDLL(None).signal(signal.SIGTERM, 0)  # the default action, as Ray's core leaves it
+        os.kill(os.getpid(), signal.SIGTERM)  # while it shuts down
+        time.sleep(10)
+    print("not raised")
+except Stop:
+    print("raised in the main thread")
+"""
+
+
+@pytest.mark.parametrize(
+    "handler, said, code",
+    [("handler", "raised in the main thread\n", 0), ("default", "", -signal.SIGTERM)],
+)
+def test_sigterm_in_a_ray_session_reaches_the_process_handler_whatever_ray_installed(handler, said, code):
+    """Ray sets SIGTERM's action behind Python's back (its core's handler, the default action for
+    seconds while it shuts down): in a session the signal still runs the process's own handler in
+    its main thread (gridemu's: files closed, exit 143), or, with none, ends the process as it would
+    have without Ray."""
+    process = subprocess.run(
+        [sys.executable, "-c", SIGTERM_IN_A_RAY_SESSION, handler],
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},  # (no BLAS pool: a thread from before the session)
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (process.returncode, process.stdout) == (code, said), process.stderr
