@@ -8,9 +8,7 @@ stays as the cluster has it.
 
 from __future__ import annotations
 
-import _thread
 import os
-import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -53,7 +51,7 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
         yield
         return
     address = address or os.environ.get("RAY_ADDRESS") or None
-    with _sigterm_to_main():
+    with _own_sigterm():
         if address:
             ray.init(address=address, log_to_driver=False, logging_level="ERROR")
         else:
@@ -65,75 +63,29 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
 
 
 @contextmanager
-def _sigterm_to_main() -> Iterator[None]:
-    """For a whole Ray session, a SIGTERM runs the handler this process had, in its main thread.
+def _own_sigterm() -> Iterator[None]:
+    """For a whole Ray session, SIGTERM keeps the handler this process had (gridemu's: it closes the
+    files as Ctrl-C does, exit 143).
 
-    Ray replaces it: ``ray.init`` installs Python handlers that exit 15 or 1
-    without closing gridemu's files, its core installs a C++ one that may
-    abort, and while Ray shuts down SIGTERM has the default action for
-    seconds (exit -15); its threads may take a signal sent to the process. So
-    SIGTERM is blocked in the main thread for the session (every thread Ray
-    starts inherits the block), one watcher thread takes it and raises it in
-    the main thread, where gridemu's handler closes the files as Ctrl-C does
-    (exit 143), and Ray's ``set_sigterm_handler`` does nothing meanwhile.
-    Threads started before the session keep their mask: numpy's BLAS pool
-    (``OPENBLAS_NUM_THREADS=1`` starts none) may still take a SIGTERM while
-    Ray has left it the default action.
+    ``ray.init`` installs Python handlers (exit 15 or 1, gridemu's files left
+    open): Ray's ``set_sigterm_handler`` does nothing in a session. (Its core's
+    C++ handler is not installed at all: see :mod:`actors`.)
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     from ray._private import utils
 
-    before = signal.getsignal(signal.SIGTERM)
     install = utils.set_sigterm_handler
     utils.set_sigterm_handler = _kept
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    watcher = _SigtermWatcher()
-    watcher.start()
     try:
         yield
     finally:
-        watcher.stop()
         utils.set_sigterm_handler = install
-        if before is not None:  # (also over a handler Ray's C++ core installed)
-            signal.signal(signal.SIGTERM, before)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # (one that came since: delivered now)
 
 
 def _kept(handler) -> None:
-    """Ray's ``set_sigterm_handler`` in a session (:func:`_sigterm_to_main`): the process keeps its own."""
-
-
-class _SigtermWatcher(threading.Thread):
-    """Takes SIGTERM (blocked in every other thread of a Ray session) and raises it in the main thread."""
-
-    POLL = 0.1
-    """Seconds between looks at whether the session ended (a signal is taken at once)."""
-
-    def __init__(self) -> None:
-        super().__init__(name="gridemu-sigterm", daemon=True)
-        self._ended = threading.Event()
-
-    def run(self) -> None:
-        while not self._ended.is_set():
-            if signal.sigtimedwait({signal.SIGTERM}, self.POLL) is not None:
-                _raise_in_main()
-
-    def stop(self) -> None:
-        self._ended.set()
-        self.join()
-
-
-def _raise_in_main() -> None:
-    """SIGTERM as if the main thread had taken it: its Python handler runs there; with none (an API
-    user's script), the default action ends the process, as it would have without Ray."""
-    handler = signal.getsignal(signal.SIGTERM)
-    if callable(handler):
-        _thread.interrupt_main(signal.SIGTERM)
-    elif handler != signal.SIG_IGN:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
-        signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+    """Ray's ``set_sigterm_handler`` in a session (:func:`_own_sigterm`): the process keeps its own."""
 
 
 def driver_import_path() -> dict:
