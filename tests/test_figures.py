@@ -22,7 +22,7 @@ from emulator.cli import _parser, main
 from emulator.engine.sweep import varied_keys
 from emulator.report import build_report, load_run, plan_report
 from emulator.report.gantt import BINS, gantt_bars, gantt_figure, occupancy
-from emulator.report.style import OKABE_ITO, palette, time_axis, time_unit
+from emulator.report.style import OKABE_ITO, PRINT_DPI, palette, time_axis, time_unit
 from emulator.report.sweep_plot import Band, SweepPlot, log_axes, quantity, sweep_figure, sweep_plot
 
 
@@ -185,7 +185,7 @@ def test_several_sweeps_overlay_side_by_side_with_their_names(policies, calm, tm
     plan = plan_report([policies, calm])
     figure, _ = next(f for f in plan.figures if f.name == "sweep-mean_wait").draw()
     ax = figure.axes[0]
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["busy", "calm"]
+    assert [t.get_text() for t in figure.legends[0].get_texts()] == ["busy", "calm"]
     xs = [line.get_xdata() for line in ax.get_lines() if line.get_marker() == "o"]
     assert len(xs) == 2 and np.all(xs[0] < xs[1]) and np.all(np.abs(xs[0] - xs[1]) < 0.5)  # dodged
     html = out.read_text()
@@ -266,8 +266,11 @@ def test_width_sets_the_pngs_pixel_width(policies, tmp_path):
     wide = build_report(policies, width=7.0).figures[0].png
     assert png_size(narrow)[0] == 385 and png_size(wide)[0] == 770  # 110 pixels per inch
     assert abs(png_size(wide)[1] / png_size(narrow)[1] - 2**0.5) < 0.01  # heights by the square root
-    assert main(["report", str(policies), "--quiet", "--width", "5", "--figures", str(tmp_path)]) == 0
-    assert {png_size(p.read_bytes())[0] for p in tmp_path.glob("*.png")} == {550}
+    assert main(["report", str(policies), "--quiet", "--width", "5", "--figures", str(tmp_path / "a")]) == 0
+    assert {png_size(p.read_bytes())[0] for p in (tmp_path / "a").glob("*.png")} == {1500}  # 300 dpi
+    args = ["--width", "3.5", "--dpi", "600", "--figures", str(tmp_path / "b")]
+    assert main(["report", str(policies), "--quiet", *args]) == 0
+    assert {png_size(p.read_bytes())[0] for p in (tmp_path / "b").glob("*.png")} == {2100}
 
 
 @pytest.mark.parametrize(
@@ -276,13 +279,29 @@ def test_width_sets_the_pngs_pixel_width(policies, tmp_path):
         (["--width", "-3"], "expected inches between 0.5 and 100"),
         (["--width", "wide"], "expected inches between 0.5 and 100"),
         (["--format", "gif"], "invalid choice: 'gif'"),
-        (["--log", "z"], "invalid choice: 'z'"),
+        (["--dpi", "72.5"], "expected pixels per inch between 50 and 2400"),
     ],
 )
 def test_bad_options_are_one_line_errors(policies, args, message, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["report", str(policies), "--quiet", *args])
     assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--log", "z"], "error: log 'z': expected auto, none, x, y, xy or METRIC=one of them, METRIC one"),
+        (["--log", "wait=y"], "error: log 'wait=y': expected auto"),
+        (["--metrics", "mean_wait,wait"], "error: metrics: unknown wait; expected some of mean_wait, "),
+        (["--metrics", "jobs_killed"], "error: metrics: no ok point has a value of jobs_killed; with values"),
+        (["--label", "easy"], "error: label 'easy': expected RAW=SHORT, e.g. 'easy[order=sjf]=EASY-SJF'"),
+    ],
+)
+def test_bad_figure_options_are_one_line_errors_naming_what_is_expected(policies, args, message, capsys):
+    assert main(["report", str(policies), "--quiet", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1
 
 
 def test_sweeps_that_cannot_overlay_are_one_line_errors(policies, data, tmp_path_factory, capsys):
@@ -312,6 +331,7 @@ def test_sweeps_that_cannot_overlay_are_one_line_errors(policies, data, tmp_path
 
 def test_the_cli_and_the_python_api_share_their_option_lists():
     assert cli_report.FORMATS == report.FORMATS and cli_report.LOG_OPTIONS == report.LOG_OPTIONS
+    assert cli_report.PRINT_DPI == PRINT_DPI
 
 
 def test_the_readme_report_commands_parse():
@@ -319,4 +339,4 @@ def test_the_readme_report_commands_parse():
     block = readme.split("### Reports and notebooks", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
     for line in block.strip().splitlines():
         args = _parser().parse_args(shlex.split(line.partition("#")[0])[1:])
-        assert args.paths and args.format in ("png", "pdf") and args.log == "auto"
+        assert args.paths and args.format in ("png", "pdf") and args.dpi == PRINT_DPI
