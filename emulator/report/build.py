@@ -305,7 +305,7 @@ def build_report(
 
 def write_report(report: Report, out: Path, figure_dir: Path | None = None) -> list[Path]:
     """Write the page (``.part`` then renamed, like every output) and, with ``figure_dir``, each figure
-    as ``<name>.<format>`` (for PNG, the very bytes the page inlines)."""
+    as ``<name>.<format>`` (for PNG at the page's dpi, the very bytes the page inlines)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     part = out.with_name(out.name + ".part")
     part.write_text(report.html, encoding="utf-8")

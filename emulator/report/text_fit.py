@@ -10,6 +10,7 @@ and nothing sticks out of the figure.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable
@@ -36,6 +37,9 @@ GAP = 0.6
 
 SHRINK = 0.85
 """Tick labels may shrink to this share of their font to stay horizontal."""
+
+MIN_PIECE = 3
+"""Pieces shorter than this never start a line (``policy-0`` does not wrap as ``policy-`` / ``0``)."""
 
 MAX_LINES = 3
 """Tick labels wrapped onto more lines than this read worse than vertical ones."""
@@ -68,7 +72,7 @@ def wrap(text: str, room: float, width: Measure) -> str:
 def _greedy(pieces: list[str], room: float, width: Measure) -> list[str]:
     lines: list[str] = []
     for piece in (p for p in pieces if p):
-        if lines and width(lines[-1] + piece) <= room:
+        if lines and (width(lines[-1] + piece) <= room or len(piece) < MIN_PIECE):
             lines[-1] += piece
         else:
             lines.append(piece)
@@ -76,20 +80,20 @@ def _greedy(pieces: list[str], room: float, width: Measure) -> list[str]:
 
 
 def fit_categories(ax: Axes, names: list[str]) -> Fitter:
-    """Tick labels for ``names`` at x = 0, 1, ... (x limits one unit per name): side by side if they
-    fit, wrapped at their natural breaks onto at most :data:`MAX_LINES` lines, in their font or one
-    :data:`SHRINK` smaller; else vertical (and smaller, down to :data:`SMALLEST` points, if even one
-    line is taller than a slot)."""
+    """Tick labels for ``names`` at x = 0, 1, ... (x limits one unit per name), the first way that
+    fits: side by side as they are, then wrapped at their natural breaks onto at most
+    :data:`MAX_LINES` lines, in their font or one :data:`SHRINK` smaller; else vertical (and
+    smaller, down to :data:`SMALLEST` points, if even one line is taller than a slot)."""
     size = ax.xaxis.get_ticklabels()[0].get_fontsize() if names else 10.0
 
     def fit(renderer: RendererBase) -> None:
         slot = ax.get_window_extent(renderer).width / max(len(names), 1)
-        for points in (size, size * SHRINK):
+        for points, wrapping in itertools.product((size, size * SHRINK), (False, True)):
             room = slot - GAP * renderer.points_to_pixels(points)
             width = measure(renderer, FontProperties(size=points))
-            wrapped = [wrap(name, room, width) for name in names]
-            if all(width(t) <= room and t.count("\n") < MAX_LINES for t in wrapped):
-                _set_ticks(ax.xaxis, wrapped, 0, points)
+            texts = [wrap(name, room, width) for name in names] if wrapping else names
+            if all(width(t) <= room and t.count("\n") < MAX_LINES for t in texts):
+                _set_ticks(ax.xaxis, texts, 0, points)
                 return
         line = renderer.get_text_width_height_descent("Ag", FontProperties(size=size), ismath=False)[1]
         room = slot - GAP * renderer.points_to_pixels(size)
