@@ -471,3 +471,22 @@ def test_panel_is_one_figure_of_the_chosen_metrics_sharing_x(specs, tmp_path):
     assert disjoint(axes[-1].get_xticklabels(), renderer)
     (wide,) = sweep_figures(specs, metrics=("mean_wait", "utilization"), panel=True, width=7.5)
     assert len({round(ax.get_position().y0, 6) for ax in wide.axes}) == 1  # side by side at 7.5
+
+
+def test_linear_axes_never_show_values_the_metric_cannot_have_nor_six_digit_ticks():
+    def plot(metric: str, mean: list[float]) -> SweepPlot:
+        band = Band("s", np.array(["a", "b"]), np.array(mean), np.zeros(2), np.full(2, 2))
+        return SweepPlot(metric, "meta.policy", True, [band])
+
+    none_late = sweep_figure(plot("late_percent", [0.0, 0.0]))
+    drawn(none_late)
+    ticks = [
+        float(t.get_text().replace("−", "-"))
+        for t in shown_texts(none_late)
+        if t in none_late.axes[0].get_yticklabels()
+    ]
+    assert min(ticks) == 0.0 and 0.8 <= max(ticks) <= 1.0  # 0 to 1%, not -0.05 to 0.05
+    mcp = sweep_figure(plot("mcp", [120_000.0, 650_000.0]))
+    drawn(mcp)
+    ticks = [t.get_text() for t in shown_texts(mcp) if t in mcp.axes[0].get_yticklabels()]
+    assert "200k" in ticks and all(len(t) <= 4 for t in ticks)

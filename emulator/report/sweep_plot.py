@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
-from matplotlib.ticker import FuncFormatter, LogFormatter
+from matplotlib.ticker import EngFormatter, FuncFormatter, LogFormatter
 
 from ..engine.sweep import FAILURE_METRICS, METRICS, compare
 from .style import TIME_UNITS, ReportError, ReportFigure, new_figure, palette, time_unit
@@ -198,7 +198,7 @@ def sweep_figure(p: SweepPlot, options: SweepOptions | str = "auto") -> Figure:
     ``options`` (:class:`.sweep_options.SweepOptions`) may be only a log choice (``"y"``).
     """
     options = _options(options)
-    figure = new_figure(2.2 + 0.2 * options.width, width=options.width)
+    figure = new_figure(1.9 + 0.2 * options.width + _legend_height(p, options.width), width=options.width)
     ax = figure.add_subplot()
     _draw(figure, ax, p, options, x_labels=True)
     _legend(figure, p, options)
@@ -212,7 +212,8 @@ def panel_figure(plots: list[SweepPlot], options: SweepOptions | str = "auto") -
     options = _options(options)
     columns = max(1, min(len(plots), int(options.width // PANEL_WIDTH)))
     rows = math.ceil(len(plots) / columns)
-    figure = new_figure(rows * (0.4 + 0.5 * options.width / columns) + 0.5, width=options.width)
+    height = rows * (0.4 + 0.5 * options.width / columns) + 0.2 + _legend_height(plots[0], options.width)
+    figure = new_figure(height, width=options.width)
     axes = figure.subplots(rows, columns, sharex=True, squeeze=False).ravel()
     for ax in axes[len(plots) :]:
         ax.remove()
@@ -233,11 +234,8 @@ def _draw(figure: ReportFigure, ax: Axes, p: SweepPlot, options: SweepOptions, x
     log_x, log_y = log_axes(p, options)
     y_label, y_factor = quantity(p.metric, _means(p), options.labels)
     colours = palette([b.label for b in p.bands])
-    ax.set_xscale("log" if log_x else "linear")  # before the ticks: a new scale resets them
+    ax.set_xscale("log" if log_x else "linear")  # before the data and ticks: a new scale resets them
     ax.set_yscale("log" if log_y else "linear")
-    for axis in [a for a, log in ((ax.xaxis, log_x), (ax.yaxis, log_y)) if log]:
-        axis.set_major_formatter(FuncFormatter(_log_tick))
-        axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
     if p.categorical:
         names = _points(ax, p, colours, y_factor, options.labels)
         x_label = describe(p.x_key or "", options.labels)[0]
@@ -247,11 +245,47 @@ def _draw(figure: ReportFigure, ax: Axes, p: SweepPlot, options: SweepOptions, x
         xs = np.concatenate([b.x for b in p.bands]).astype(float)
         x_label, x_factor = quantity(p.x_key, xs, options.labels)
         _lines(ax, p, colours, x_factor, y_factor)
+    _ticks(ax, (log_x, log_y), not p.categorical)
+    if not log_y:
+        _floor(ax, p, y_factor)
     ax.set_ylabel(y_label)
     figure.fitters.append(fit_axis_label(ax, ax.yaxis))
     ax.set_xlabel(x_label if x_labels else "")
     ax.tick_params(axis="x", labelbottom=x_labels)
     ax.grid(alpha=0.3, which="major")
+
+
+def _ticks(ax: Axes, logs: tuple[bool, bool], numeric_x: bool) -> None:
+    """Tick labels as plain numbers: log axes as 0.1, 10, 1000 (never 6.2×10¹), linear axes reaching
+    10^4 with SI prefixes (250k, 2M: no 500000, no "1e6" above the axis)."""
+    for axis, log, limits in ((ax.xaxis, logs[0], ax.get_xlim()), (ax.yaxis, logs[1], ax.get_ylim())):
+        if log:
+            axis.set_major_formatter(FuncFormatter(_log_tick))
+            axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+        elif (axis is ax.yaxis or numeric_x) and max(map(abs, limits)) >= 1e4:
+            axis.set_major_formatter(EngFormatter(sep=""))
+
+
+def _floor(ax: Axes, p: SweepPlot, factor: float) -> None:
+    """A linear y axis starts at most a margin below what the metric can be (no negative late %), and
+    one unit above it when every value sits there (all 0% late: 0 to 1%, not -0.05 to 0.05)."""
+    floor = FLOORS.get(describe(p.metric)[1], 0.0) * factor
+    bottom, top = ax.get_ylim()
+    highest = max((float(np.max(_interval(b, p.metric, factor)[1])) for b in p.bands), default=floor)
+    top = top if highest > floor else floor + 1.0
+    if bottom < floor:
+        ax.set_ylim(floor - 0.05 * (top - floor), top)
+
+
+def _legend_height(p: SweepPlot, width: float) -> float:
+    """Inches to leave for the legend above the axes, from its labels' lengths (about 0.07 inch a
+    character in its small font, 0.5 for the marker and spacing, 0.2 a row, 0.25 for its title);
+    :func:`.text_fit.fit_legend` lays it out exactly when drawn."""
+    if len(p.bands) < 2:
+        return 0.0
+    entry = 0.5 + 0.07 * max(len(b.label) for b in p.bands)
+    columns = max(1, min(len(p.bands), int(width // entry)))
+    return 0.25 + 0.2 * math.ceil(len(p.bands) / columns)
 
 
 def _legend(figure: ReportFigure, p: SweepPlot, options: SweepOptions) -> None:
