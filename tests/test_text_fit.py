@@ -93,3 +93,17 @@ def test_a_legend_takes_the_fewest_balanced_rows_that_fit_the_width(width, colum
     if columns < len(labels):  # one more column would not have fitted
         wider = make(labels, columns + 1)
         assert wider.get_window_extent(renderer).width > figure.bbox.width * 0.98
+
+
+def test_titles_wrap_to_their_axes_and_crowded_minor_tick_labels_go():
+    figure = new_figure(2.0, width=3.5)
+    left, right = figure.subplots(1, 2)
+    left.set_title("Late jobs per cluster (% of jobs with a deadline)", loc="left")
+    right.set_xscale("log")
+    right.plot([1.0, 6.0], [0, 1])  # under a decade: matplotlib labels the minor ticks 2, 3, 4, 6
+    renderer = drawn(figure)
+    assert left.get_title(loc="left").count("\n") >= 2 and inside(figure, renderer)
+    assert disjoint(right.get_xticklabels(which="both"), renderer)
+    figure.set_size_inches(10.0, 2.0)  # room again: the title as it was set
+    drawn(figure)
+    assert left.get_title(loc="left") == "Late jobs per cluster (% of jobs with a deadline)"

@@ -8,7 +8,6 @@ or close, and a notebook shows one inline because it renders itself as PNG.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
 
 import numpy as np
 from matplotlib import rc_context
@@ -17,6 +16,8 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import PlaceHolderLayoutEngine
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+from .text_fit import Fitter, fit_minor_ticks, fit_titles
 
 DPI = 110
 """Pixels per inch of the report page's PNGs: sharp on a screen, small enough to inline a dozen of them."""
@@ -43,10 +44,6 @@ TIME_UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0), ("days", 86400.0))
 
 class ReportError(ValueError):
     """Options or directories a report cannot be made of (the CLI says so in one line)."""
-
-
-Fitter = Callable[[RendererBase], None]
-"""Adjusts a figure's text to the space it has (wraps, rotates, regroups), measured by the renderer."""
 
 
 class ReportFigure(Figure):
@@ -78,7 +75,10 @@ class ReportFigure(Figure):
 
 
 def new_figure(height: float, width: float = WIDTH) -> ReportFigure:
-    return ReportFigure(figsize=(width, height), dpi=DPI, layout="constrained")
+    """A figure laid out by constrained layout, its titles and minor tick labels fitted to its width."""
+    figure = ReportFigure(figsize=(width, height), dpi=DPI, layout="constrained")
+    figure.fitters += [fit_titles(figure), fit_minor_ticks(figure)]
+    return figure
 
 
 def png_bytes(figure: Figure) -> bytes:

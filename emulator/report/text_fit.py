@@ -1,7 +1,7 @@
 """Text that fits its figure: category tick labels, legends and axis labels, measured by the renderer.
 
 A figure is built once and may be drawn at any width (``--width 3.5`` for a
-paper's column, 10 for the page), so each of these is a :data:`.style.Fitter`
+paper's column, 10 for the page), so each of these is a :data:`Fitter`
 that :class:`.style.ReportFigure` runs at every draw, after the layout and
 before the drawing: it measures the text with the renderer's own extents at
 the size being drawn and wraps, rotates or regroups it until nothing overlaps
@@ -18,11 +18,14 @@ from collections.abc import Callable
 from matplotlib.axes import Axes
 from matplotlib.axis import Axis
 from matplotlib.backend_bases import RendererBase
+from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.legend import Legend
-from matplotlib.ticker import FixedFormatter
+from matplotlib.text import Text
+from matplotlib.ticker import FixedFormatter, NullFormatter
 
-from .style import Fitter, ReportFigure
+Fitter = Callable[[RendererBase], None]
+"""Adjusts a figure's text to the space it has (wraps, rotates, regroups), measured by the renderer."""
 
 BREAKS = re.compile(r"(?<=[,\s])|(?=\[)")
 """Where a label wraps first: after a comma or space, and before a bracket (``easy[order=sjf]`` as
@@ -102,7 +105,7 @@ def fit_categories(ax: Axes, names: list[str]) -> Fitter:
     return fit
 
 
-def fit_legend(figure: ReportFigure, make: Callable[[list[str], int], Legend], labels: list[str]) -> Fitter:
+def fit_legend(figure: Figure, make: Callable[[list[str], int], Legend], labels: list[str]) -> Fitter:
     """A legend made by ``make(labels, columns)`` in the fewest rows that fit the figure's width (its
     columns then balanced: 5 entries in 3 + 2, not 4 + 1), its entries wrapped when even one column
     is too wide. The legend is made again at each fit: matplotlib lays out its columns only once."""
@@ -134,6 +137,42 @@ def fit_axis_label(ax: Axes, axis: Axis) -> Fitter:
         box = ax.get_window_extent(renderer)
         room = box.height if axis is ax.yaxis else box.width
         axis.get_label().set_text(wrap(label, room, measure(renderer, axis.get_label().get_fontproperties())))
+
+    return fit
+
+
+def fit_titles(figure: Figure) -> Fitter:
+    """Every axes' titles no wider than their axes, wrapped at their breaks (a run figure's "Late jobs
+    per cluster (% of jobs with a deadline)" at 3.5 inches), as they were set when there is room."""
+    titles: dict[Text, str] = {}
+
+    def fit(renderer: RendererBase) -> None:
+        for ax in figure.axes:
+            room = ax.get_window_extent(renderer).width
+            for title in (ax.title, ax._left_title, ax._right_title):  # the three Axes.set_title places
+                text = titles.setdefault(title, title.get_text())
+                if text:
+                    title.set_text(wrap(text, room, measure(renderer, title.get_fontproperties())))
+
+    return fit
+
+
+def fit_minor_ticks(figure: Figure) -> Fitter:
+    """Minor tick labels (a log axis' 2, 3, 5 between decades) only where they leave every label
+    apart; else the major ones alone (no "2×10⁰3×10⁰4×10⁰" on a narrow axis)."""
+    formatters: dict[Axis, object] = {}
+
+    def fit(renderer: RendererBase) -> None:
+        for axis in (a for ax in figure.axes for a in (ax.xaxis, ax.yaxis)):
+            axis.set_minor_formatter(formatters.setdefault(axis, axis.get_minor_formatter()))
+            ticks = axis._update_ticks()  # the ticks (and labels) this layout shows, majors and minors
+            boxes = [
+                t.label1.get_window_extent(renderer)
+                for t in ticks
+                if t.label1.get_visible() and t.label1.get_text()
+            ]
+            if any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2)):
+                axis.set_minor_formatter(NullFormatter())
 
     return fit
 
