@@ -359,6 +359,10 @@ def test_sweeps_that_cannot_overlay_are_one_line_errors(policies, data, tmp_path
     assert err.count("\n") == 1 and "does not vary meta.policy" in err
     assert main(["report", str(policies), str(data.path), "--quiet"]) == 2
     assert "only sweeps overlay" in capsys.readouterr().err
+    assert main(["report", str(data.path), "--quiet", "--panel", "-o", str(other / "r.html")]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {data.path}: a run, not a sweep; metrics, panel, log and labels choose sweep figures\n"
+    )
 
 
 def test_the_cli_and_the_python_api_share_their_option_lists():

@@ -221,6 +221,8 @@ def plan_report(
         raise FileNotFoundError(
             f"{path}: neither a run directory (summary.json, ...) nor a sweep (sweep.arrow)"
         )
+    if sweep != SweepOptions(width=sweep.width):
+        raise ReportError(f"{path}: a run, not a sweep; metrics, panel, log and labels choose sweep figures")
     run = load_run(path)
     figures = plan_run(run, color_by)
     return Plan("run", path, f"Run {run.name}", run_facts(run), run_tables(run), figures, summary=run.summary)

@@ -225,6 +225,7 @@ def panel_figure(plots: list[SweepPlot], options: SweepOptions | str = "auto") -
 
 
 def _options(options: SweepOptions | str) -> SweepOptions:
+    """Options as given, or made of a log choice alone (``sweep_figure(p, "y")``, the notebook's way)."""
     return SweepOptions(log=LogScale.parse(options)) if isinstance(options, str) else options
 
 
