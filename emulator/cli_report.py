@@ -14,6 +14,7 @@ from .engine.sweep import compare, varied_keys
 
 FORMATS = ("png", "pdf", "svg")  # emulator.report.FORMATS, repeated so --help needs no matplotlib
 LOG_OPTIONS = ("auto", "none", "x", "y", "xy")  # emulator.report.LOG_OPTIONS, likewise
+PRINT_DPI = 300  # emulator.report.style.PRINT_DPI, likewise
 
 
 def add_report(sub) -> None:
@@ -47,13 +48,44 @@ def add_report(sub) -> None:
         "--width",
         type=_inches,
         metavar="INCHES",
-        help="figure width in inches (default 10; heights scale by its square root; PNG: 110 pixels/inch)",
+        help="figure width in inches (default 10, sweeps 7.5; 3.5 for a paper's column)",
+    )
+    parser.add_argument(
+        "--dpi",
+        type=_dpi,
+        default=PRINT_DPI,
+        help=f"pixels per inch of PNG figure files (default {PRINT_DPI}; the page's PNGs are 110)",
     )
     parser.add_argument(
         "--log",
-        choices=LOG_OPTIONS,
-        default="auto",
-        help="sweep axes in log scale: auto (where values span over 2 decades), none, or x, y, xy to force",
+        action="append",
+        metavar="[METRIC=]AXES",
+        help=f"sweep axes in log scale, AXES one of {', '.join(LOG_OPTIONS)}; per metric with "
+        "METRIC=AXES (repeatable). Default auto: where positive values span over 2 decades, "
+        "never for bounded metrics (utilisation %%), which only METRIC=y forces",
+    )
+    parser.add_argument(
+        "--metrics",
+        metavar="M1,M2",
+        help="sweeps: the metrics to draw (default every metric some point has), e.g. mean_wait,utilization",
+    )
+    parser.add_argument(
+        "--panel",
+        action="store_true",
+        help="sweeps: one figure of the metrics as panels sharing their x axis (columns as the width allows)",
+    )
+    parser.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="RAW=SHORT",
+        help="sweeps: a short label for a value, key or metric, e.g. 'easy[order=sjf]=EASY-SJF' (repeatable)",
+    )
+    parser.add_argument(
+        "--labels",
+        type=Path,
+        metavar="FILE",
+        help='sweeps: short labels from a TOML ("RAW" = "SHORT" lines) or CSV (RAW,SHORT rows) file',
     )
     parser.add_argument(
         "--color",
@@ -76,17 +108,42 @@ def _inches(text: str) -> float:
     return width
 
 
+def _dpi(text: str) -> int:
+    """``--dpi``: whole pixels per inch (300 for print, 600 for line art)."""
+    dpi = int(text) if text.isdigit() else 0
+    if not 50 <= dpi <= 2400:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected pixels per inch between 50 and 2400, e.g. 300")
+    return dpi
+
+
+def _sweep_options(args: argparse.Namespace):
+    """The sweep figures' options from ``--metrics``, ``--panel``, ``--log``, ``--label(s)``, ``--width``
+    (a ReportError, one line, for a bad one)."""
+    from .report import LogScale, SweepOptions, read_labels
+    from .report.sweep_options import SWEEP_WIDTH, parse_metrics
+
+    return SweepOptions(
+        metrics=parse_metrics(args.metrics or ""),
+        panel=args.panel,
+        log=LogScale.parse(args.log or "auto"),
+        labels=read_labels(args.label, [args.labels] if args.labels else []),
+        width=args.width or SWEEP_WIDTH,
+    )
+
+
 def run_report(args: argparse.Namespace) -> int:
     from .report import ReportError, draw_report, plan_report, write_report  # matplotlib: only here
 
     try:
-        plan = plan_report(args.paths, args.color, args.log)
+        plan = plan_report(args.paths, args.color, sweep=_sweep_options(args))
     except ReportError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INPUT
     name = ", ".join(p.resolve().name for p in args.paths)
     with progress.bar(len(plan.figures), f"report {name}", "figure", args.quiet) as figures:
-        report = draw_report(plan, lambda done, _: figures.update(done - figures.n), args.format, args.width)
+        report = draw_report(
+            plan, lambda done, _: figures.update(done - figures.n), args.format, args.width, args.dpi
+        )
     out = args.out or args.paths[0] / "report.html"
     written = write_report(report, out, args.figures)
     print(_end_table(report))

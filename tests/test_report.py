@@ -238,7 +238,7 @@ def embedded(html: str) -> dict[str, bytes]:
 
 def test_report_command_writes_the_page_and_the_same_pngs(run_dir, tmp_path, capsys):
     out, pngs = tmp_path / "r.html", tmp_path / "png"
-    assert main(["report", str(run_dir), "-o", str(out), "--png", str(pngs), "--quiet"]) == 0
+    assert main(["report", str(run_dir), "-o", str(out), "--png", str(pngs), "--dpi", "110", "--quiet"]) == 0
     printed = capsys.readouterr().out
     assert "grid" in printed and "100 jobs: 100 finished" in printed
     assert f"report: {out} (8 figures" in printed and "8 PNG files" in printed

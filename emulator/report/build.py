@@ -22,12 +22,13 @@ from .late import late_figure, outcomes
 from .page import Rendered, Section, html_page
 from .queue import queue_figure, queue_lengths
 from .share import share_figure, shares
-from .style import FORMATS, ReportError, figure_bytes, png_bytes, set_width
+from .style import DPI, FORMATS, PRINT_DPI, ReportError, figure_bytes, png_bytes, set_width
+from .sweep_options import LogScale, SweepOptions
 from .sweep_plot import (
-    LOG_OPTIONS,
     check_varied,
     describe,
     overlay,
+    panel_figure,
     plotted_metrics,
     sweep_figure,
     sweep_plot,
@@ -125,32 +126,58 @@ def plan_run(run: RunData, color_by: str = "auto") -> list[Planned]:
     return planned
 
 
-def plan_sweep(sweeps: list[tuple[str, pa.Table]], log: str = "auto") -> list[Planned]:
-    """A metric-vs-parameter figure per metric some point has a value of, every sweep overlaid.
+def plan_sweep(sweeps: list[tuple[str, pa.Table]], options: SweepOptions | None = None) -> list[Planned]:
+    """A metric-vs-parameter figure per metric (``options.metrics``, default every metric some point
+    has a value of), every sweep overlaid; or, with ``options.panel``, one figure of them all.
 
     The x key is the first sweep's (:func:`.sweep_plot.x_key`); every other sweep must vary it too.
     """
+    options = options or SweepOptions()
     first = sweeps[0][1]
     x = x_key(first, varied_keys(first))
     named = len(sweeps) > 1
 
-    def draw(metric: str) -> tuple[Figure, str]:
-        plots = [
-            sweep_plot(rows, varied_keys(rows), metric, x, name if named else "") for name, rows in sweeps
-        ]
-        return sweep_figure(overlay(plots), log), ""
+    def plot(metric: str):
+        return overlay(
+            [
+                sweep_plot(rows, varied_keys(rows), metric, x, name if named else "", options.labels)
+                for name, rows in sweeps
+            ]
+        )
 
     for name, rows in sweeps:
         check_varied(varied_keys(rows), x, name)
+    metrics = _sweep_metrics([rows for _, rows in sweeps], options.metrics)
+    if options.panel:
+        names = ", ".join(describe(m, options.labels)[0] for m in metrics)
+        return [
+            Planned(
+                "Metrics against parameters",
+                "sweep-panel",
+                f"{names} (mean, 95% CI)",
+                lambda: (panel_figure([plot(m) for m in metrics], options), ""),
+            )
+        ]
     return [
         Planned(
             "Metrics against parameters",
             f"sweep-{metric}",
-            f"{describe(metric)[0]} (mean, 95% CI)",
-            lambda metric=metric: draw(metric),
+            f"{describe(metric, options.labels)[0]} (mean, 95% CI)",
+            lambda metric=metric: (sweep_figure(plot(metric), options), ""),
         )
-        for metric in plotted_metrics([rows for _, rows in sweeps])
+        for metric in metrics
     ]
+
+
+def _sweep_metrics(tables: list[pa.Table], chosen: tuple[str, ...]) -> list[str]:
+    """The metrics chosen (each must have a value at some point), or every one that has."""
+    plotted = plotted_metrics(tables)
+    empty = [m for m in chosen if m not in plotted]
+    if empty:
+        raise ReportError(
+            f"metrics: no ok point has a value of {', '.join(empty)}; with values: {', '.join(plotted)}"
+        )
+    return list(chosen) or plotted
 
 
 @dataclass
@@ -171,16 +198,21 @@ Paths = Path | str | Sequence[Path | str]
 """One run or sweep directory, or several sweep directories (overlaid in one set of figures)."""
 
 
-def plan_report(paths: Paths, color_by: str = "auto", log: str = "auto") -> Plan:
+def plan_report(
+    paths: Paths,
+    color_by: str = "auto",
+    log: str | Sequence[str] = "auto",
+    sweep: SweepOptions | None = None,
+) -> Plan:
     """Read a run directory or sweep directories and list the report's tables and figures.
 
-    ``log`` (sweeps): ``auto``, ``none``, ``x``, ``y`` or ``xy`` (see :func:`.sweep_plot.log_axes`).
+    ``sweep``: the sweep figures' options (:class:`.sweep_options.SweepOptions`); ``log`` alone is a
+    shorthand for its log axes: ``auto``, ``none``, ``x``, ``y``, ``xy`` or ``METRIC=`` one of them.
     """
     paths = [Path(p) for p in ([paths] if isinstance(paths, str | Path) else paths)]
-    if log not in LOG_OPTIONS:
-        raise ReportError(f"log {log!r}: expected one of {', '.join(LOG_OPTIONS)}")
+    sweep = sweep or SweepOptions(log=LogScale.parse(log))
     if all((p / "sweep.arrow").is_file() for p in paths):
-        return _plan_sweeps(paths, log)
+        return _plan_sweeps(paths, sweep)
     if len(paths) > 1:
         sweepless = next(p for p in paths if not (p / "sweep.arrow").is_file())
         raise FileNotFoundError(f"{sweepless}: not a sweep directory (no sweep.arrow); only sweeps overlay")
@@ -189,12 +221,14 @@ def plan_report(paths: Paths, color_by: str = "auto", log: str = "auto") -> Plan
         raise FileNotFoundError(
             f"{path}: neither a run directory (summary.json, ...) nor a sweep (sweep.arrow)"
         )
+    if sweep != SweepOptions(width=sweep.width):
+        raise ReportError(f"{path}: a run, not a sweep; metrics, panel, log and labels choose sweep figures")
     run = load_run(path)
     figures = plan_run(run, color_by)
     return Plan("run", path, f"Run {run.name}", run_facts(run), run_tables(run), figures, summary=run.summary)
 
 
-def _plan_sweeps(paths: list[Path], log: str) -> Plan:
+def _plan_sweeps(paths: list[Path], options: SweepOptions) -> Plan:
     """A sweep's report, or several sweeps' (each named by its directory, in facts, tables and legends)."""
     names = [p.resolve().name for p in paths]
     names = [n if names.count(n) == 1 else f"{n}-{i + 1}" for i, n in enumerate(names)]
@@ -207,13 +241,13 @@ def _plan_sweeps(paths: list[Path], log: str) -> Plan:
             f"Sweep {names[0]}",
             sweep_facts(rows),
             sweep_tables(rows),
-            plan_sweep(sweeps, log),
+            plan_sweep(sweeps, options),
             sweeps=sweeps,
         )
     facts = [f"{name}: {fact}" for name, rows in sweeps for fact in sweep_facts(rows)]
     tables = [(f"{heading}: {name}", html) for name, rows in sweeps for heading, html in sweep_tables(rows)]
     title = f"Sweeps {', '.join(names)}"
-    return Plan("sweep", paths[0], title, facts, tables, plan_sweep(sweeps, log), sweeps=sweeps)
+    return Plan("sweep", paths[0], title, facts, tables, plan_sweep(sweeps, options), sweeps=sweeps)
 
 
 def draw_report(
@@ -221,11 +255,13 @@ def draw_report(
     on_figure: Callable[[int, int], None] | None = None,
     fmt: str = "png",
     width: float | None = None,
+    dpi: float = PRINT_DPI,
 ) -> Report:
     """Draw every planned figure (``on_figure(done, total)`` after each) and assemble the page.
 
     ``fmt`` (png, pdf, svg) is the figure files' format, ``width`` their width in inches (default
-    :data:`.style.WIDTH`, see :func:`.style.set_width`); the page inlines PNGs of the same figures.
+    :data:`.style.WIDTH`, see :func:`.style.set_width`), ``dpi`` their pixels per inch (PNG); the
+    page inlines PNGs of the same figures at :data:`.style.DPI`.
     """
     if fmt not in FORMATS:
         raise ReportError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
@@ -236,7 +272,13 @@ def draw_report(
             set_width(figure, width)
         png = png_bytes(figure)
         figures.append(
-            Rendered(item.name, item.title, png, note, png if fmt == "png" else figure_bytes(figure, fmt))
+            Rendered(
+                item.name,
+                item.title,
+                png,
+                note,
+                png if (fmt, dpi) == ("png", DPI) else figure_bytes(figure, fmt, dpi),
+            )
         )
         if on_figure is not None:
             on_figure(done, len(plan.figures))
@@ -251,15 +293,21 @@ def draw_report(
 
 
 def build_report(
-    paths: Paths, color_by: str = "auto", log: str = "auto", fmt: str = "png", width: float | None = None
+    paths: Paths,
+    color_by: str = "auto",
+    log: str | Sequence[str] = "auto",
+    fmt: str = "png",
+    width: float | None = None,
+    sweep: SweepOptions | None = None,
+    dpi: float = PRINT_DPI,
 ) -> Report:
     """The report of a run directory or of sweep directories, drawn in one go (options as the CLI's)."""
-    return draw_report(plan_report(paths, color_by, log), fmt=fmt, width=width)
+    return draw_report(plan_report(paths, color_by, log, sweep), fmt=fmt, width=width, dpi=dpi)
 
 
 def write_report(report: Report, out: Path, figure_dir: Path | None = None) -> list[Path]:
     """Write the page (``.part`` then renamed, like every output) and, with ``figure_dir``, each figure
-    as ``<name>.<format>`` (for PNG, the very bytes the page inlines)."""
+    as ``<name>.<format>`` (for PNG at the page's dpi, the very bytes the page inlines)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     part = out.with_name(out.name + ".part")
     part.write_text(report.html, encoding="utf-8")

@@ -11,12 +11,19 @@ import io
 
 import numpy as np
 from matplotlib import rc_context
+from matplotlib.backend_bases import RendererBase
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from .text_fit import Fitter, fit_minor_ticks, fit_titles
+
 DPI = 110
-"""Pixels per inch of every PNG: sharp on a page, small enough to inline a dozen of them."""
+"""Pixels per inch of the report page's PNGs: sharp on a screen, small enough to inline a dozen of them."""
+
+PRINT_DPI = 300
+"""Pixels per inch of figure files by default (``--dpi``): what journals ask of line art at the least."""
 
 WIDTH = 10.0
 """Default figure width in inches (the page's column width at :data:`DPI`)."""
@@ -40,14 +47,38 @@ class ReportError(ValueError):
 
 
 class ReportFigure(Figure):
-    """A matplotlib Figure that Jupyter displays inline even when pyplot was never imported."""
+    """A matplotlib Figure that Jupyter displays inline even when pyplot was never imported, and
+    whose fitters run at every draw: text is fitted to the size the figure has when drawn (after
+    ``--width``), with the renderer's own text extents, not to the size it was built at."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fitters: list[Fitter] = []
 
     def _repr_png_(self) -> bytes:
         return png_bytes(self)
 
+    def draw(self, renderer: RendererBase) -> None:
+        """Lay out, fit the text to the space that leaves, twice (the first fit changes the space:
+        vertical tick labels make the axes shorter), then draw, laid out around the fitted text.
+
+        A file's final draw has the layout turned off (``savefig`` lays out in a draw before it):
+        the text then stays as that draw fitted it.
+        """
+        engine = self.get_layout_engine()
+        if self.fitters and engine is not None and not isinstance(engine, PlaceHolderLayoutEngine):
+            for _ in range(2):
+                engine.execute(self)
+                for fit in self.fitters:
+                    fit(renderer)
+        super().draw(renderer)
+
 
 def new_figure(height: float, width: float = WIDTH) -> ReportFigure:
-    return ReportFigure(figsize=(width, height), dpi=DPI, layout="constrained")
+    """A figure laid out by constrained layout, its titles and minor tick labels fitted to its width."""
+    figure = ReportFigure(figsize=(width, height), dpi=DPI, layout="constrained")
+    figure.fitters += [fit_titles(figure), fit_minor_ticks(figure)]
+    return figure
 
 
 def png_bytes(figure: Figure) -> bytes:
@@ -55,8 +86,14 @@ def png_bytes(figure: Figure) -> bytes:
     return figure_bytes(figure, "png")
 
 
-def figure_bytes(figure: Figure, fmt: str = "png") -> bytes:
-    """The figure as PNG, PDF or SVG, the same bytes for the same figure.
+FILE_RC = {"svg.hashsalt": "gridemu", "svg.fonttype": "none", "pdf.fonttype": 42, "ps.fonttype": 42}
+"""Settings every figure file is written with: repeatable SVG ids, text kept as text in SVG, and
+fonts embedded as TrueType (Type 42) in PDF and PS, which journals' checks accept (Type 3 fails them)."""
+
+
+def figure_bytes(figure: Figure, fmt: str = "png", dpi: float = DPI) -> bytes:
+    """The figure as PNG, PDF or SVG (``dpi`` pixels per inch for PNG and raster parts), the same
+    bytes for the same figure.
 
     Dates and SVG's random ids would differ from one call to the next: the
     metadata leaves the dates out and a fixed hash salt makes the ids repeat.
@@ -65,8 +102,8 @@ def figure_bytes(figure: Figure, fmt: str = "png") -> bytes:
         raise ReportError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
     metadata = {"png": None, "pdf": {"CreationDate": None, "ModDate": None}, "svg": {"Date": None}}[fmt]
     buffer = io.BytesIO()
-    with rc_context({"svg.hashsalt": "gridemu", "svg.fonttype": "none"}):
-        figure.savefig(buffer, format=fmt, dpi=DPI, metadata=metadata)
+    with rc_context(FILE_RC):
+        figure.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
     return buffer.getvalue()
 
 
