@@ -78,8 +78,10 @@ def run_command(command: Callable[[], int], debug: bool = False) -> int:
             return _say(f"emulation failed: {_text(err)}", EXIT_EMULATION)
         except OSError as err:
             return _say(f"I/O error: {_text(err)}", EXIT_IO)
-        except Exception as err:
-            if _caused_by(err, Terminated):  # raised inside a Ray call, which wraps it (a SystemError)
+        except Exception as err:  # a stop raised inside a Ray call, which wraps it (a SystemError)
+            if _caused_by(err, KeyboardInterrupt):
+                return _say(f"interrupted; {KEPT}", EXIT_INTERRUPTED)
+            if _caused_by(err, Terminated):
                 return _say(f"terminated; {KEPT}", EXIT_TERMINATED)
             raise
 

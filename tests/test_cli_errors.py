@@ -138,18 +138,22 @@ def test_trace_cpu_counts_beyond_32_bits_are_skipped_with_their_reason_not_wrapp
     )
 
 
-def test_sigterm_raised_inside_a_ray_call_still_exits_143(capsys):
+@pytest.mark.parametrize(
+    "stop, code, said",
+    [(Terminated, EXIT_TERMINATED, "terminated"), (KeyboardInterrupt, EXIT_INTERRUPTED, "interrupted")],
+)
+def test_a_stop_raised_inside_a_ray_call_still_exits_as_a_stop(capsys, stop, code, said):
     """Ray's wait runs the signal handler in its C++ loop and raises what it raised wrapped in a
-    SystemError: the run still ends as terminated, its files kept, not with a traceback and exit 1."""
+    SystemError: the run still ends as stopped, its files kept, not with a traceback and exit 1."""
 
     def waiting_on_ray() -> int:
         try:
-            raise Terminated
-        except Terminated as err:
+            raise stop
+        except stop as err:
             raise SystemError("<built-in method __new__> returned a result with an exception set") from err
 
-    assert run_command(waiting_on_ray) == EXIT_TERMINATED
-    assert capsys.readouterr().err.startswith("gridemu: terminated; the files written so far are kept")
+    assert run_command(waiting_on_ray) == code
+    assert capsys.readouterr().err.startswith(f"gridemu: {said}; the files written so far are kept")
 
 
 def test_other_errors_wrapping_nothing_of_ours_are_not_hidden():
