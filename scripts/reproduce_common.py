@@ -43,6 +43,10 @@ class Runs:
         found = (metric(s) for s in self.summaries.get((label, _key(x)), []))
         return [v for v in found if v is not None]
 
+    def at(self, label: str, x: object) -> list[dict]:
+        """Every seed's summary of series ``label`` at ``x``, in seed order (failed runs left out)."""
+        return self.summaries.get((label, _key(x)), [])
+
     def mean(
         self, label: str, x: object, metric: Callable[[dict], float | None]
     ) -> tuple[float, float] | None:

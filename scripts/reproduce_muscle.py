@@ -3,13 +3,14 @@
 The ``muscle`` preset (clusters of 20/16/12/10 CPUs at service rates
 1.0/1.2/1.4/1.6, Poisson arrivals, bounded-Pareto execution times 5-100 s,
 sizes 1..10, deadline ``arrival + max_c(e_jc) x (1 + dr)``, TITAN in every
-cluster) under the meta policies ``muscle`` (by default it batches the jobs
-submitted at one time), ``dll`` and ``wrand``:
+cluster) under the meta policies ``muscle`` (by default it collects jobs while every
+cluster has more than 100 s of work per CPU, Algorithm 4's threshold: see
+``emulator/policies/muscle.py``), ``dll`` and ``wrand``:
 
 - ``load`` (Fig. 4): the workload level, the paper's mean number of jobs in
   the queue, 40..160, with ``dr`` in [0, 5] and weights (W_o, W_m, W_i) =
-  (4, 3, 1); also MUSCLE collecting jobs across times (``threshold = 300``:
-  held while every cluster has more than 300 s of work per CPU);
+  (4, 3, 1); also MUSCLE never collecting (``threshold = inf``, the option:
+  a batch is what is submitted at one time);
 - ``deadline`` (Fig. 5): ``dr`` in [0, d] for d in DEADLINES, at levels 40
   and 100;
 - ``weights`` (Fig. 6): per-cluster weights (12, 3, 1), (8, 3, 1), (4, 3, 1),
@@ -18,14 +19,15 @@ submitted at one time), ``dll`` and ``wrand``:
 - ``threshold`` (only when asked): MUSCLE's collecting threshold at level 100;
 - ``clusters`` (Fig. 7, only when asked): 4, 6, 8, 10 clusters from a pool of
   10 clusters of 20, 24, ..., 56 CPUs at one service rate, the smallest
-  first; weights (8, 3, 1); sizes 1..m_MAX (the largest cluster in use) and
-  the offered load held at ``--fig7-load`` as clusters are added (see
-  :func:`fig7_points`).
+  first; weights (8, 3, 1); sizes 1..m_MAX (the largest cluster in use) by
+  the paper's log law and the offered load held at ``--fig7-load`` as
+  clusters are added (see :func:`fig7_points`).
 
 - ``confounds`` (only when asked): issue 20's three confounded differences from the paper,
   switched one at a time, in one table: MCP over the whole run (``summary.json``) or per round
   of ``ROUND`` jobs (eq. 7, :mod:`emulator.data.round_cp`); MUSCLE with one job per batch or
-  collecting ``ROUND`` jobs (``muscle[batch=100]``); the transient level 100
+  collecting ``ROUND`` jobs (``muscle[batch=100]``; "one job at a time" is
+  ``muscle[threshold=inf]``); the transient level 100
   (its inter-arrival overloads the grid) or a steady-state offered load (``--steady-load``).
 
 The workload level is set by the mean inter-arrival time: LEVELS maps each of
@@ -44,6 +46,9 @@ by x%".
         [--experiments load,deadline,weights[,threshold][,clusters][,confounds]]
         [--interarrivals 1.22,1.13,1.06,1,0.96 | --load L40,L70,L100,L130,L160] [--steady-load X]
         [--fig7-load X] [--size-law uniform|log]
+
+Job sizes follow each figure's caption unless ``--size-law`` sets one law for every run:
+uniform for Figs. 4-6, log for Fig. 7.
 """
 
 from __future__ import annotations
@@ -80,7 +85,7 @@ POLICIES = [
     Series("DLL", ['meta.policy="dll"']),
     Series("WRAND", ['meta.policy="wrand"']),
 ]
-COLLECTING = Series("MUSCLE t=300", ['meta.policy="muscle[threshold=300.0]"'])  # collects across times
+SINGLE = Series("MUSCLE t=inf", ['meta.policy="muscle[threshold=inf]"'])  # the option: never collects
 LEVELS = [40, 70, 100, 130, 160]  # the paper's workload levels: mean jobs in the queue
 PAPER_JOBS = 20000
 JOBS = 4000
@@ -90,7 +95,7 @@ DEADLINES = [1, 2, 3, 5]  # dr in [0, d]
 DEADLINE_LEVELS = [40, 100]
 WEIGHT_LEVELS = [40, 100, 160]
 WEIGHTS = ["titan[w_over=12.0]", "titan[w_over=8.0]", "titan", "titan[w_over=1.0]"]  # C1..C4, Fig. 6
-THRESHOLDS = [10, 30, 100, 300, 1000]
+THRESHOLDS = [10.0, 30.0, 100.0, 300.0, 1000.0, float("inf")]  # 100: the default; inf: never
 PAPER = {  # MUSCLE's MCP advantage (%) over DLL and WRAND, as the text states it
     "load": {40: (12.1, 8.4), 100: (56.7, 48.9)},
     "weights": {40: (15.6, None), 100: (57.5, None), 160: (13.7, None)},
@@ -103,8 +108,8 @@ CLAIMS = {
     "load with loose deadlines (Fig. 5c, d)",
     "weights": "MCP: MUSCLE best at 40, 100 and 160 jobs, ahead of DLL by 15.6%, 57.5%, 13.7%; PB: worse "
     "than DLL at 40, better above (Fig. 6)",
-    "threshold": "(not in the paper) MUSCLE collects jobs while every cluster has more than `threshold` "
-    "seconds of work per CPU",
+    "threshold": "(no value in the paper) MUSCLE collects jobs while every cluster has more than "
+    "`threshold` seconds of work per CPU (Algorithm 4, step 1)",
     "confounds": "(issue 20) MUSCLE's advantage with one difference from the paper changed at a time: "
     "whole-run CP or per-round MCP (eq. 7), one job per batch or the paper's batches, transient or "
     "steady-state load",
@@ -118,6 +123,8 @@ ROUND = 100
 """The paper's batch: the jobs in its queue at its headline level (100, where it reports MUSCLE
 56.7% ahead of DLL); per-round MCP is judged over rounds of this many jobs."""
 BATCHED = Series(f"MUSCLE b={ROUND}", [f'meta.policy="muscle[batch={ROUND}]"'])
+ONE_AT_A_TIME = Series("MUSCLE", ['meta.policy="muscle[threshold=inf]"'])
+"""The confounds table's MUSCLE with one job per batch, against which collecting is switched on."""
 STEADY_LOAD = 0.9
 """The confounds experiment's steady-state offered load (docs/reproductions.md says why)."""
 
@@ -199,13 +206,19 @@ FIG7_LOAD = 1.0
 1.0 is about where the Fig. 4 levels 40-100 lie (offered load 0.99-1.07 at gaps 1.22-1.06 s)."""
 
 
-def fig7_points(load: float, fixed: list[str]) -> list[tuple[int, float, list[str]]]:
+FIG7_SIZE_LAW = "log"
+"""Fig. 7's caption and text: "The probability that a job requests fewer than m_MAX resources
+is proportional to log m_MAX"; Figs. 4-6's captions say uniform (the preset's)."""
+
+
+def fig7_points(
+    load: float, fixed: list[str], size_law: str = FIG7_SIZE_LAW
+) -> list[tuple[int, float, list[str]]]:
     """Per cluster count: the mean inter-arrival and the other overrides of Fig. 7's runs.
 
-    Clusters ``FIG7_POOL[:n]`` at rate 1.0; job sizes on 1..m_MAX, uniform by default (the
-    paper: "the probability that a job requests fewer than m_MAX resources is proportional to
-    log m_MAX": ``--size-law log``, kept off so the documented numbers stay); the mean
-    inter-arrival gives offered load ``load`` with the ``fixed`` overrides
+    Clusters ``FIG7_POOL[:n]`` at rate 1.0; job sizes on 1..m_MAX by ``size_law`` (the
+    paper's log law unless ``--size-law`` says otherwise); the mean inter-arrival gives
+    offered load ``load`` with the ``fixed`` overrides
     (:func:`emulator.data.offered_load.interarrival_for_load`).
     """
     points = []
@@ -215,6 +228,7 @@ def fig7_points(load: float, fixed: list[str]) -> list[tuple[int, float, list[st
             f"platform.sizes={json.dumps(sizes)}",
             f"platform.rates={json.dumps([1.0] * n)}",
             f"workload.size=[1, {max(sizes)}]",
+            f'workload.size_law="{size_law}"',
             'local.policy="titan[w_over=8.0]"',
         ]
         gap = interarrival_for_load(presets.path("muscle"), load, [*fixed, *sets])
@@ -309,13 +323,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--size-law",
         choices=SIZE_LAWS,
-        default="uniform",
-        help="job-size law of every run (log: Fig. 7's, P(size < n) proportional to log n)",
+        default=None,
+        help="one job-size law for every run (default: each figure's, uniform for Figs. 4-6 and "
+        "log for Fig. 7, P(size < n) proportional to log n)",
     )
     add_quick(parser, {"jobs": 1000})
     args = apply_quick(parser, parser.parse_args(argv))
     scenario = presets.path("muscle")
-    fixed = [f"workload.jobs={args.jobs}", f'workload.size_law="{args.size_law}"']
+    fixed = [f"workload.jobs={args.jobs}", f'workload.size_law="{args.size_law or "uniform"}"']
     option, values = ("--load", args.load) if args.load else ("--interarrivals", args.interarrivals)
     numbers = [float(v) for v in values.split(",")]
     if len(numbers) != len(LEVELS):
@@ -350,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n== {name}: {CLAIMS.get(name, '?')}")
         if name == "load":
             xs = [gap[level] for level in LEVELS]
-            series = [*POLICIES, COLLECTING]
+            series = [*POLICIES, SINGLE]
             runs = run(series, KEY, xs, [])
             print(section(runs, series, xs, LEVELS, PAPER["load"]))
             xlabel = "workload level (mean jobs in the queue)"
@@ -382,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
                     title,
                 )
         elif name == "threshold":
-            series = [Series(f"t={t}", [f'meta.policy="muscle[threshold={t}.0]"']) for t in THRESHOLDS]
+            series = [Series(f"t={t:g}", [f'meta.policy="muscle[threshold={t}]"']) for t in THRESHOLDS]
             runs = run(series, KEY, [gap[100]], [])
             x = gap[100]
             rows = [
@@ -395,11 +410,11 @@ def main(argv: list[str] | None = None) -> int:
             points = {f"transient (level 100, {gap[100]} s)": gap[100], f"steady ({steady} s)": steady}
             rounds: dict = {}
             keep = rounds_keeper(rounds, fixed)
-            runs = run([*POLICIES, BATCHED], KEY, list(points.values()), [], keep)
+            runs = run([ONE_AT_A_TIME, *POLICIES[1:], BATCHED], KEY, list(points.values()), [], keep)
             print(confounds_table(runs, rounds, points))
         elif name == "clusters":
             results = {}
-            for n, gap_n, sets in fig7_points(args.fig7_load, fixed):
+            for n, gap_n, sets in fig7_points(args.fig7_load, fixed, args.size_law or FIG7_SIZE_LAW):
                 print(f"  {n} clusters, mean inter-arrival {gap_n} s: {' '.join(sets)}")
                 results[n] = (gap_n, run(POLICIES, KEY, [gap_n], sets))
             rows = []

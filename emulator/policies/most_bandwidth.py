@@ -2,13 +2,13 @@
 
 Ties (e.g. every link unlimited) go to the lowest index.
 
-``load``, as for PARS (:mod:`~emulator.policies.most_power`, where the
-readings are argued): ``false`` (default) is seed 003's literal definition,
-"Bandwidth Aware Resource Selection (BARS): Job is scheduled to the resource
-that has more bandwidth", blind to load and deadlines (a single-criterion
-baseline: every job goes to the best-connected cluster); ``true`` divides the
-bandwidth by ``1 + w_c``, ``w_c`` the jobs waiting at ``c`` (LARS's load).
-An unlimited link stays the best whatever its queue.
+``load``, as for PARS (:mod:`~emulator.policies.most_power`): ``false``
+(default) is what seed 003 says BARS is, "Bandwidth Aware Resource Selection
+(BARS): Job is scheduled to the resource that has more bandwidth", blind to
+load and deadlines (a single-criterion baseline: every job goes to the
+best-connected cluster); ``true``, an option outside the paper's definition,
+divides the bandwidth by ``1 + w_c``, ``w_c`` the jobs waiting at ``c``
+(LARS's load). An unlimited link stays the best whatever its queue.
 """
 
 from __future__ import annotations

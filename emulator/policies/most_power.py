@@ -6,21 +6,19 @@ idle cluster), the paper's ``PP_r`` ("processing power/node", the divisor of
 its processing time). ``"total"``: the cluster's CPUs x MIPS summed. Ties go
 to the lowest index.
 
-``load`` (the paper is ambiguous; both readings are kept):
+``load``:
 
-- ``load = false`` (default), the literal reading of seed 003's definition:
-  "Power Aware Resource Selection (PARS): Job is scheduled to the resource
-  that has more computational power." The choice ignores load and deadlines
-  (a single-criterion baseline), so with one fastest cluster every job goes
+- ``load = false`` (default), what seed 003 says PARS is: "Power Aware
+  Resource Selection (PARS): Job is scheduled to the resource that has more
+  computational power." The choice ignores load and deadlines (a
+  single-criterion baseline), so with one fastest cluster every job goes
   there.
-- ``load = true``: the power divided by ``1 + w_c``, ``w_c`` the jobs
-  waiting at ``c`` (as last reported, plus those dispatched since), i.e.
-  LARS's load, which the paper defines as "simply ... the number of jobs
-  waiting to run". The paper's scheduler "query[ies] each resource to obtain
-  static and dynamic information such as ... current status, work load", and
-  its Table 2 puts PARS within 27-43% of MCRS's throughput, which a choice
-  blind to load (one cluster runs everything) cannot give; this reading
-  spreads jobs over the grid as queues build up.
+- ``load = true`` (an option, not the paper's definition): the power divided
+  by ``1 + w_c``, ``w_c`` the jobs waiting at ``c`` (as last reported, plus
+  those dispatched since), i.e. LARS's load ("simply ... the number of jobs
+  waiting to run"). The paper's PARS never mentions load; the option exists
+  to measure how much of a gap to the paper's tables a load-aware baseline
+  closes (``docs/reproductions.md``), which is a diagnostic, not a reading.
 """
 
 from __future__ import annotations
