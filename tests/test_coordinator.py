@@ -404,6 +404,8 @@ class Overlapping(coordinator.InProcess):
     """The in-process transport split as Ray's is (``start``/``finish``), logging what the driver does
     between the two: the sink's writes belong there, while the hosts compute."""
 
+    computing = True  # (every round's calls go to the hosts: ``coordinator.Overlapping``)
+
     def __init__(self, partitions: list, log: list[str]) -> None:
         super().__init__(partitions)
         self.log = log
