@@ -159,7 +159,7 @@ def test_links_need_latency():
 
 class Hosts(coordinator.InProcess):
     """Partitions in hosts that run free as Ray actors do (``submit``/``collect``): each runs its calls in
-    order, with up to ``depth`` queued (``actors.transport.PIPELINE``); ``pick`` chooses which host
+    order, with up to ``depth`` queued (``actors.queued.PIPELINE``); ``pick`` chooses which host
     answers next among those with calls out (default: the one whose oldest call went out first)."""
 
     def __init__(

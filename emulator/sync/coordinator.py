@@ -499,10 +499,9 @@ class _Drive:
 
 LEAD = 6
 """Windows a free-running partition may be called ahead of the watermark (its rows wait in the sink).
-With 3, an actor of LCG's 170 sites on Ray, having run that far, waited for the other to move the
-watermark: emulation 2.62-2.88 s (median 2.85) against 2.56-2.75 (2.62) with 6 and three calls
-queued (:data:`actors.transport.PIPELINE`); the sink then holds up to ~100k rows, under
-:data:`HELD_ROWS`."""
+Fewer, and an actor that far ahead waits for the others to move the watermark, with calls queued
+(:data:`actors.queued.PIPELINE`) it could run; the sink then holds up to ~100k rows on LCG's 170
+sites, under :data:`HELD_ROWS` (docs/performance-history.md)."""
 
 
 class Windows:
