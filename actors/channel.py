@@ -3,9 +3,8 @@
 A plain Ray call costs about a millisecond of wall time and half of one of the
 driver's CPU (RAY.md), and a compiled graph's channels poll, taking the cores
 the partitions need. On a meta-scheduled grid a round is a few milliseconds
-of work, so that millisecond was the difference between Ray paying off or not
-(bench_ray's weak scaling, 128 clusters at 1 s links: 12.9 s on plain calls,
-5.1 s on direct lines, 4.5 s in one process). A direct line is a connected
+of work, so that millisecond decides whether Ray pays off
+(docs/performance-history.md). A direct line is a connected
 Unix socket per actor: the driver writes a call, a thread in the actor blocks
 on its end, runs the call and writes the answer back; no process polls.
 

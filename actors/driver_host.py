@@ -2,55 +2,63 @@
 
 A meta-scheduled grid alternates: the meta partition's horizon waits on the
 clusters' reports, theirs on its dispatches, so with dense arrivals every
-other round holds the meta partition alone (bench_ray's weak scaling, 128
-clusters at 30 s links: 265 of 530 rounds). In an actor each of those rounds
-was a Ray call for one cheap partition: packing, a process hop both ways, and
-an idle second actor. In the driver such a round is a function call, and its
-messages cross one process boundary instead of two (cluster -> driver ->
-actor became cluster -> driver). The partition computes exactly what it
-computed in an actor, so the trace is the same.
+other round holds the meta partition alone. In an actor each of those rounds
+would be a Ray call for one cheap partition: packing, a process hop both
+ways, and an idle second actor. In the driver such a round is a function
+call, and its messages cross one process boundary instead of two (cluster ->
+driver, not cluster -> driver -> actor). The partition computes exactly what
+it computes in an actor, so the trace is the same.
 
 Pipelined rounds (:data:`actors.transport.PIPELINE_FROM`) run it beside the
 clusters instead: its window while they compute their next.
 
 It never dies apart from the driver, so it needs no snapshot, and it never
-migrates: rebalancing groups the actors' partitions only.
+migrates: rebalancing groups the actors' partitions only. Without partitions
+(the meta partition in an actor) it answers every call with nothing.
 """
 
 from __future__ import annotations
 
 from collections import deque
 
-from emulator.sync.coordinator import Calls, InProcess, Results, State
+from emulator.sync.coordinator import Calls, InProcess, State
 
-from .packing import as_message
+from .packing import Reply, as_message, reply
 
 
 class DriverHost:
     """Partitions run in this process between the actors' calls, answering as a host would.
 
     A round's share runs at once (:meth:`run`); in a free run each call's
-    results wait in :attr:`done` until collected, oldest first.
+    reply waits in :attr:`done` until collected, oldest first.
 
     >>> host = DriverHost(build_partitions(scenario, [0]))  # doctest: +SKIP
-    >>> results, seconds = host.run({0: (horizon, inbox)}, budget)  # doctest: +SKIP
+    >>> host.run({0: (horizon, inbox)}, budget).results  # doctest: +SKIP
+    {0: Result(...)}
     """
 
     def __init__(self, partitions: list) -> None:
         self.local = InProcess(partitions)
         self.pids = frozenset(self.local.partitions)  # (they never migrate)
-        self.done: deque[tuple[Results, dict[int, float]]] = deque()
+        self.done: deque[Reply] = deque()
 
     def states(self) -> dict[int, State]:
         return self.local.states()
 
-    def run(self, calls: Calls, budget: int) -> tuple[Results, dict[int, float]]:
+    def split(self, calls: Calls) -> tuple[Calls, Calls]:
+        """``calls`` for this host's partitions, and for the others (the actors')."""
+        if not self.pids:
+            return {}, calls
+        here = {pid: call for pid, call in calls.items() if pid in self.pids}
+        return here, {pid: call for pid, call in calls.items() if pid not in self.pids}
+
+    def run(self, calls: Calls, budget: int) -> Reply:
         """Advance the partitions called; inboxes hold messages as the driver routes them (tuples)."""
         if not calls:
-            return {}, {}
+            return reply({}, {})
         inboxes = {pid: (horizon, [as_message(m) for m in inbox]) for pid, (horizon, inbox) in calls.items()}
         results = self.local.advance(inboxes, budget)
-        return results, self.local.partition_seconds
+        return reply(self.local.partition_seconds, results)
 
     def submit(self, calls: Calls, budget: int) -> None:
         """A free run's call: run now, collected later (a driver's partition never keeps a host waiting)."""

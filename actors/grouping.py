@@ -30,16 +30,13 @@ def static_weights(scenario: Scenario) -> list[float]:
     Every job costs its cluster a few events and scheduling passes, so the
     jobs entering a cluster directly (a trace's sites) weigh what they are;
     the meta-scheduler's jobs are shared in proportion to the clusters' CPUs,
-    as load-balancing policies share them. On LCG-2005-1's 170 sites, CPUs
-    alone split the compute 1.69 s / 1.10 s between 2 actors, jobs 1.41 s /
-    1.38 s (the best split: 1.39 s each). MIPS is left out: faster machines
-    finish the same jobs sooner, with no fewer events. The meta partition
-    does one cheap call per job, not work per machine: weight 0 puts it,
-    last, on the lightest actor; measured rebalancing moves it if that was
-    wrong. (A weight of 0.2 a job, what it measured under least-load, was
-    tried: under CS 2.0, whose clusters cost ten times more a job, it
-    outweighed clusters and unbalanced the split, bench_ray's case (b) 0.53x
-    instead of 1.0x.)
+    as load-balancing policies share them (jobs split a grid's compute
+    closer to the best split than CPUs alone). MIPS is left out: faster
+    machines finish the same jobs sooner, with no fewer events. The meta
+    partition does one cheap call per job, not work per machine: weight 0 puts
+    it, last, on the lightest actor; measured rebalancing moves it if that was
+    wrong (a weight per job would outweigh clusters whose jobs cost more, as
+    under CS 2.0). The measurements: docs/performance-history.md.
     """
     direct, via_meta = entries(scenario)
     clusters = scenario.platform.clusters

@@ -9,6 +9,8 @@ in-process transport passes, so partitions and the trace see no difference.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import msgpack
 
 from emulator.core.messages import STATUS, Message, Status
@@ -32,32 +34,52 @@ than the columns' fixed costs (a few dozen numpy arrays), and the writer turns t
 batch at a time anyway."""
 
 
+class Reply(NamedTuple):
+    """A host's answer to a call (or the answers of a round, gathered): what the driver routes and
+    measures."""
+
+    seconds: dict[int, float]
+    """Each partition's compute seconds (wall clock: what rebalancing weighs partitions by)."""
+    results: Results
+    """By pid."""
+    compute: float
+    """The call's compute seconds (a round's: its slowest host's)."""
+
+
+def reply(seconds: dict[int, float], results: Results) -> Reply:
+    """One host's :class:`Reply`: its compute, the sum of its partitions'."""
+    return Reply(seconds, results, sum(seconds.values()))
+
+
 def pack_results(results: Results, seconds: dict[int, float]) -> bytes:
     """A host's results, with each partition's compute seconds (what rebalancing weighs partitions by).
 
     Many trace rows go as one :class:`~emulator.sync.rows.RowBlock` of all the partitions' rows,
     each partition's result then giving how many are its: made here, in the actors, in parallel,
     they reach the driver's writer ready to merge and write."""
-    if sum(len(r[2]) for r in results.values()) < COLUMNS_FROM:
+    if sum(len(rows) for _, _, rows, _, _, _ in results.values()) < COLUMNS_FROM:
         return msgpack.packb((seconds, results, None), use_bin_type=True)
-    block = RowBlock.of([row for r in results.values() for row in r[2]])
-    counts = {pid: (r[0], r[1], len(r[2]), *r[3:]) for pid, r in results.items()}
+    block = RowBlock.of([row for _, _, rows, _, _, _ in results.values() for row in rows])
+    counts = {
+        pid: (outbox, next_time, len(rows), busy, promise, reacts)
+        for pid, (outbox, next_time, rows, busy, promise, reacts) in results.items()
+    }
     return msgpack.packb((seconds, counts, block.packed()), use_bin_type=True)
 
 
-def unpack_results(data: bytes) -> tuple[dict[int, float], Results]:
+def unpack_results(data: bytes) -> Reply:
     """A host's results as the driver routes them: messages stay the plain tuples they were packed as
     (the frontier reads their fields by position; their receiver rebuilds them), not rebuilt into
-    :class:`Message` and :class:`Status` only to be packed again (~290 a round on bench_ray's
-    128-cluster grid). Rows shipped as columns come back as views of the one block, by partition."""
+    :class:`Message` and :class:`Status` only to be packed again. Rows shipped as columns come back
+    as views of the one block, by partition."""
     seconds, raw, packed = msgpack.unpackb(data, use_list=False, strict_map_key=False)
     if packed is None:
-        return seconds, {pid: Result(*result) for pid, result in raw.items()}
+        return reply(seconds, {pid: Result(*result) for pid, result in raw.items()})
     block, start, results = RowBlock.unpacked(packed), 0, {}
-    for pid, (out, t, count, *rest) in raw.items():
-        results[pid] = Result(out, t, block.cut(start, start + count), *rest)
+    for pid, (outbox, next_time, count, busy, promise, reacts) in raw.items():
+        results[pid] = Result(outbox, next_time, block.cut(start, start + count), busy, promise, reacts)
         start += count
-    return seconds, results
+    return reply(seconds, results)
 
 
 def as_message(fields: tuple) -> Message:

@@ -159,7 +159,7 @@ def test_links_need_latency():
 
 class Hosts(coordinator.InProcess):
     """Partitions in hosts that run free as Ray actors do (``submit``/``collect``): each runs its calls in
-    order, with up to ``depth`` queued (``actors.transport.PIPELINE``); ``pick`` chooses which host
+    order, with up to ``depth`` queued (``actors.queued.PIPELINE``); ``pick`` chooses which host
     answers next among those with calls out (default: the one whose oldest call went out first)."""
 
     def __init__(
@@ -403,6 +403,8 @@ def test_pipelined_rounds_queue_the_clusters_next_window_while_the_meta_partitio
 class Overlapping(coordinator.InProcess):
     """The in-process transport split as Ray's is (``start``/``finish``), logging what the driver does
     between the two: the sink's writes belong there, while the hosts compute."""
+
+    computing = True  # (every round's calls go to the hosts: ``coordinator.Overlapping``)
 
     def __init__(self, partitions: list, log: list[str]) -> None:
         super().__init__(partitions)

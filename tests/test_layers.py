@@ -118,3 +118,35 @@ def test_no_module_imports_in_a_circle():
         if v not in index:
             visit(v)
     assert circles == []
+
+
+MAX_CLASS_LINES = 200
+"""The most lines a class in ``actors/`` may span (docstring included): one job each (issue 33)."""
+
+
+def class_lines(path: Path) -> dict[str, int]:
+    """The lines each class of the module at ``path`` spans, by name (nested classes too)."""
+    tree = ast.parse(path.read_text())
+    return {
+        node.name: node.end_lineno - node.lineno + 1
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+    }
+
+
+def test_class_lines_are_measured_from_class_to_last_line(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text(
+        'class A:\n    """Doc."""\n\n    def f(self):\n        return 1\n\n\nclass B:\n    x = 1\n'
+    )
+    assert class_lines(module) == {"A": 5, "B": 2}
+
+
+def test_no_class_in_actors_is_over_200_lines():
+    long = {
+        f"{path.name}:{name}": lines
+        for path in sorted((ROOT / "actors").glob("*.py"))
+        for name, lines in class_lines(path).items()
+        if lines > MAX_CLASS_LINES
+    }
+    assert long == {}

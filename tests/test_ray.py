@@ -202,9 +202,9 @@ class Killing(RayTransport):
 
     def _seen(self, results):
         """A round's or a call's results: their loads weighed, the kill made when due."""
-        if self.rebalance_every:  # a load no timing noise can hide: cluster i weighs i, the meta nothing
+        if self.balance.every:  # a load no timing noise can hide: cluster i weighs i, the meta nothing
             for pid in results:
-                self._window[pid] += 0.01 * pid
+                self.balance.window[pid] += 0.01 * pid
         if self.migrations or not self.after_migration:
             self.rounds_seen += 1
         self._maybe_kill()
@@ -212,7 +212,7 @@ class Killing(RayTransport):
 
     def _maybe_kill(self) -> None:
         if self.rounds_seen == self.kill_at and not self.killed:
-            ray.kill(self.hosts[self.owner[1]], no_restart=True)
+            ray.kill(self.fleet.hosts[self.fleet.owner[1]], no_restart=True)
             self.killed = True
 
 
@@ -253,7 +253,7 @@ class KillingBackend:
         assert transport.compiled == self.compiled, transport.plain_reason
         assert transport.calls == ("compiled" if self.compiled else "direct" if self.direct else "plain")
         transport.kill_at, transport.after_migration = self.kill_at, self.after_migration
-        self.transport, self.graph = transport, transport._graph
+        self.transport, self.graph = transport, transport.fleet.graph
         try:
             yield transport
         finally:
@@ -339,7 +339,7 @@ def test_rebalancing_migrates_partitions_and_the_trace_is_unchanged(ray_instance
     backend = migrating_run(tmp_path, kill_at=0)
     assert backend.transport.migrations > 0
     # The graph calls hosts by index: migrations need no recompiling.
-    assert backend.transport._graph is backend.graph
+    assert backend.transport.fleet.graph is backend.graph
 
 
 @pytest.mark.parametrize(
@@ -366,7 +366,7 @@ def test_rounds_turn_pipelined_once_a_rounds_compute_reaches_pipeline_from(
     transport = backend.transport
     assert transport.pipelined == (rounds is not None)
     # Turning: one round measures compute past it, every call after it is pipelined.
-    assert transport._rounds == (rounds or transport.rounds_seen) and transport.rounds_seen > 100
+    assert transport.barrier.count == (rounds or transport.rounds_seen) and transport.rounds_seen > 100
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
 
 
@@ -393,11 +393,17 @@ def test_a_dead_actor_after_a_migration_is_rebuilt_with_its_current_partitions(
 class KillingInMigration(Killing):
     """Kills actor 0 just before the first migration: one of its two ends, so partitions are half-moved."""
 
-    def _migrate(self, groups, horizon):
-        if not self.killed:
-            ray.kill(self.hosts[0], no_restart=True)
-            self.killed = True
-        return super()._migrate(groups, horizon)
+    def __init__(self, *args, **options) -> None:
+        super().__init__(*args, **options)
+        migrate = self.balance.migrate
+
+        def killing_first(groups, horizon):
+            if not self.killed:
+                ray.kill(self.fleet.hosts[0], no_restart=True)
+                self.killed = True
+            return migrate(groups, horizon)
+
+        self.balance.migrate = killing_first
 
 
 def test_an_actor_dying_in_a_migration_rolls_every_actor_back_and_the_trace_is_unchanged(

@@ -51,7 +51,7 @@ import time
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -132,6 +132,48 @@ class Transport(Protocol):
 
     def timelines(self) -> dict[int, tuple[float, array]]:
         """By pid: when its foreground work ended, and every event time it processed (the run's tail)."""
+
+
+@runtime_checkable
+class Overlapping(Transport, Protocol):
+    """A transport whose hosts compute a round while the driver writes the rows of the round before
+    (:meth:`_Drive._advance`): a round is :meth:`start`, then :meth:`finish`, instead of ``advance``.
+
+    The drive modes beyond plain rounds are declared as protocols, each whole (a transport implements
+    every member, or the coordinator does not use the mode), never guessed from one attribute."""
+
+    computing: bool
+    """Whether hosts beside the driver compute the round :meth:`start` sent (else the driver ran all of
+    it, and the rows of the round before wait for the next round)."""
+
+    def start(self, calls: Calls, budget: int) -> None:
+        """Send a round's calls; the hosts compute while the driver writes."""
+
+    def finish(self) -> Results:
+        """The results of the round :meth:`start` sent."""
+
+
+@runtime_checkable
+class Queueing(Transport, Protocol):
+    """A transport whose hosts queue calls and answer each when done, with no barrier between hosts:
+    free runs (:meth:`_Drive.free_run`), and pipelined rounds (:meth:`_Drive.pipelined`) once
+    :attr:`pipelined` says they pay."""
+
+    pipelined: bool
+    """Whether rounds should now be pipelined (their compute pays for the extra calls)."""
+
+    def idle(self, queue: bool = True, rebalance: bool = False) -> set[int]:
+        """The partitions whose hosts may take another call (``queue``: also those with calls out but
+        room for more; ``rebalance``: the transport may first drain its hosts and regroup them)."""
+
+    def in_flight(self) -> bool:
+        """Whether any call is out, not yet collected."""
+
+    def submit(self, calls: Calls, budget: int) -> None:
+        """Queue one call on each host owning partitions in ``calls``."""
+
+    def collect(self) -> Results:
+        """The results of the first call to answer (a host's oldest)."""
 
 
 class Sink(Protocol):
@@ -281,19 +323,20 @@ class _Drive:
         grid, transport, stats = self.grid, self.transport, self.stats
         clock = time.perf_counter
         until, written = cap
-        overlap = hasattr(transport, "start")  # its hosts compute while the driver writes (:meth:`_advance`)
+        overlapping = transport if isinstance(transport, Overlapping) else None  # (:meth:`_advance`)
+        queueing = transport if isinstance(transport, Queueing) else None
         waiting: list[Released] = []  # rounds' rows not written yet: written while hosts compute
         while going():
             lbts = float(grid.earliest().min(initial=math.inf))
             if lbts == math.inf:
                 break
             horizon = np.minimum(grid.horizons(), until)
-            if hasattr(transport, "submit") and grid.free(horizon):
+            if queueing is not None and grid.free(horizon):
                 self._release_all(waiting)
-                return self.free_run(going, hold_last)
-            if getattr(transport, "pipelined", False) and until == math.inf:
+                return self.free_run(queueing, going, hold_last)
+            if queueing is not None and queueing.pipelined and until == math.inf:
                 self._release_all(waiting)
-                return self.pipelined(going, hold_last)
+                return self.pipelined(queueing, going, hold_last)
             laggards = None
             if self.held > self.held_rows:
                 laggards = grid.laggards()
@@ -302,9 +345,9 @@ class _Drive:
             if not calls:
                 raise grid.stalled(lbts)
             started = clock()
-            results, writing = self._advance(calls, share(self.budget, len(calls)), waiting)
+            results, writing = self._advance(calls, share(self.budget, len(calls)), waiting, overlapping)
             compute = transport.compute_seconds  # (hosts beside the driver compute while it writes)
-            busy = max(compute, writing) if overlap else compute + writing
+            busy = max(compute, writing) if overlapping else compute + writing
             stats.barrier_seconds += clock() - started - busy
             stats.virtual_time = lbts
             self._took(results)
@@ -312,34 +355,37 @@ class _Drive:
             if hold_last and not going():  # rows past the foreground's end wait for the tail's limit
                 watermark = -math.inf
             waiting.append((watermark, results))
-            if not overlap:
+            if not overlapping:
                 self._release_all(waiting)
         self._release_all(waiting)
 
-    def _advance(self, calls: Calls, budget: int, waiting: list[Released]) -> tuple[Results, float]:
+    def _advance(
+        self, calls: Calls, budget: int, waiting: list[Released], overlapping: Overlapping | None
+    ) -> tuple[Results, float]:
         """A round's results, the rounds before's rows written meanwhile; and the seconds writing took.
 
-        A transport whose hosts run beside the driver (``start``/``finish``,
-        the Ray transport) computes the round while the driver writes: the
-        rows are the driver's largest share of a round, and the hosts waited
-        for it (bench_ray's weak scaling, 128 clusters: ~1 ms of ~7). A round
-        needs the standing the rounds before left, never their rows written.
-        A round the driver ran alone (``transport.computing`` false: the
-        meta partition, in the driver, taking its turn) leaves the rows for
-        the next round, in which the actors compute and the driver waits: at
-        most one round more, so the sink's count of rows held, which throttles
-        rounds, lags at most two. In one process nothing overlaps: rows are
-        written as each round ends.
+        An :class:`Overlapping` transport (``overlapping``: the transport, else None) computes the round while
+        the driver writes: the rows are the driver's largest share of a round,
+        and the hosts waited for it. A round needs the standing the rounds
+        before left, never their rows written. A round the driver ran alone
+        (``computing`` false: the meta partition, in the driver, taking its
+        turn) leaves the rows for the next round, in which the hosts compute
+        and the driver waits: at most one round more, so the sink's count of
+        rows held, which throttles rounds, lags at most two. Otherwise nothing
+        overlaps: rows are written as each round ends.
         """
-        transport, clock = self.transport, time.perf_counter
-        start = getattr(transport, "start", None)
-        if start is not None:
-            start(calls, budget)
+        clock = time.perf_counter
+        if overlapping is None:
+            started = clock()
+            self._release_all(waiting)
+            writing = clock() - started
+            return self.transport.advance(calls, budget), writing
+        overlapping.start(calls, budget)
         started = clock()
-        if start is None or getattr(transport, "computing", True) or len(waiting) > 1:
+        if overlapping.computing or len(waiting) > 1:
             self._release_all(waiting)
         writing = clock() - started
-        return (transport.finish() if start is not None else transport.advance(calls, budget)), writing
+        return overlapping.finish(), writing
 
     def _release_all(self, waiting: list[Released]) -> None:
         """The rows of the rounds ``waiting``, in their order; none wait after."""
@@ -347,11 +393,11 @@ class _Drive:
             self._release(watermark, results)
         waiting.clear()
 
-    def free_run(self, going: Callable[[], bool], hold_last: bool) -> None:
+    def free_run(self, transport: Queueing, going: Callable[[], bool], hold_last: bool) -> None:
         """No partition can ever reach another: each host gets its next call as soon as it answers.
 
-        For transports whose hosts run in parallel (``submit``/``collect``/``idle``,
-        the Ray transport): no barrier at all between them. A partition in flight
+        For :class:`Queueing` transports (hosts that run in parallel, the Ray
+        transport's): no barrier at all between them. A partition in flight
         keeps the standing it had when called, a valid lower bound for the
         watermark. Calls advance every partition to the same virtual time
         (:class:`Windows`), so rows wait in the sink only for the other hosts'
@@ -359,7 +405,7 @@ class _Drive:
         Once windows have a span, ``idle(queue=True)`` also offers hosts with a
         call out, whose next call then waits on the host, not on the driver.
         """
-        grid, transport = self.grid, self.transport
+        grid = self.grid
         infinite = np.full(len(grid.pids), math.inf)
         windows = Windows(self.budget, grid)
 
@@ -385,8 +431,8 @@ class _Drive:
                 submit(transport.idle(queue=windows.known))
             self._release(grid.watermark(infinite) if going() or not hold_last else -math.inf, results)
 
-    def pipelined(self, going: Callable[[], bool], hold_last: bool) -> None:
-        """Rounds without a barrier, for transports whose hosts queue calls (``submit``/``collect``).
+    def pipelined(self, transport: Queueing, going: Callable[[], bool], hold_last: bool) -> None:
+        """Rounds without a barrier, for :class:`Queueing` transports (hosts that queue calls).
 
         Each partition is called again as soon as its horizon reaches past the end of its last call:
         up to the next multiple of the least link latency, no further, so a call answers within one
@@ -399,7 +445,7 @@ class _Drive:
         partitions get the same messages before the same times as in rounds, so the trace is the
         same.
         """
-        grid, transport, span = self.grid, self.transport, self.span
+        grid, span = self.grid, self.span
         reached = np.full(len(grid.pids), -math.inf)  # by partition index: where its last call ends
 
         def submit(horizon: np.ndarray) -> None:
@@ -453,10 +499,9 @@ class _Drive:
 
 LEAD = 6
 """Windows a free-running partition may be called ahead of the watermark (its rows wait in the sink).
-With 3, an actor of LCG's 170 sites on Ray, having run that far, waited for the other to move the
-watermark: emulation 2.62-2.88 s (median 2.85) against 2.56-2.75 (2.62) with 6 and three calls
-queued (:data:`actors.transport.PIPELINE`); the sink then holds up to ~100k rows, under
-:data:`HELD_ROWS`."""
+Fewer, and an actor that far ahead waits for the others to move the watermark, with calls queued
+(:data:`actors.queued.PIPELINE`) it could run; the sink then holds up to ~100k rows on LCG's 170
+sites, under :data:`HELD_ROWS` (docs/performance-history.md)."""
 
 
 class Windows:
