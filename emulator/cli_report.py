@@ -97,7 +97,9 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def _end_table(report) -> str:
-    """The table the run or sweeps printed at their end, printed again under the report's line."""
+    """The table the run, runs or sweeps printed at their end, printed again under the report's line."""
+    if report.kind == "runs":
+        return "\n\n".join(f"{name}:\n{format_summary(summary)}" for name, summary in report.runs)
     if report.kind == "sweep":
         tables = []
         for name, rows in report.sweeps:

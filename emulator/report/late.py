@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
+from ..data.metrics import numbers
 from .data import JOB_STATES, RunData, job_states
 from .style import new_figure, palette
 
@@ -41,6 +42,11 @@ def outcomes(run: RunData) -> Outcomes:
     return Outcomes(names, counts[:-1])
 
 
+def has_deadlines(run: RunData) -> bool:
+    """Whether some job has a deadline (else "late" means nothing, and the report leaves it out)."""
+    return bool(np.isfinite(numbers(run.jobs, "deadline")).any())
+
+
 def late_figure(o: Outcomes) -> Figure:
     figure = new_figure(3.4)
     ax = figure.add_subplot()
@@ -54,7 +60,6 @@ def late_figure(o: Outcomes) -> Figure:
             if np.isfinite(percent):
                 ax.annotate(f"{percent:.1f}% late", (xi, top), ha="center", va="bottom", fontsize="small")
     ax.set_xticks(x, o.clusters, rotation=0 if len(x) <= 12 else 90)
-    ax.set(ylabel="jobs", ylim=(0, max(bottom.max(initial=0), 1) * 1.12))
-    ax.set_title("Late jobs per cluster (% of jobs with a deadline)", loc="left")
+    ax.set(ylabel="jobs (% late: of those with a deadline)", ylim=(0, max(bottom.max(initial=0), 1) * 1.12))
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
     return figure
