@@ -23,7 +23,7 @@ h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { margin-top: 1.8em; border-bo
 .facts { color: #555; margin-top: 0; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: 0.5em 0; }
 th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #e5e5e5; text-align: right; white-space: nowrap; }
-thead th { white-space: normal; overflow-wrap: anywhere; max-width: 7.5em; vertical-align: bottom; }
+thead th { white-space: normal; overflow-wrap: break-word; max-width: 7.5em; vertical-align: bottom; }
 caption { text-align: left; font-weight: 600; padding: 0.6em 0 0.2em; }
 th:first-child, td:first-child { text-align: left; } thead th { border-bottom: 2px solid #999; }
 tr.total td { font-weight: 600; border-top: 2px solid #999; }

@@ -86,7 +86,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ),
     ),
     (
-        "Usage and deadlines",
+        "Usage",
         (
             ("utilization", "utilization"),
             ("system_usage", "system usage (SU)"),
@@ -94,6 +94,11 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("makespan", "makespan"),
             ("throughput", "throughput"),
             ("workload_share", "workload share"),
+        ),
+    ),
+    (
+        "Deadlines and CP",
+        (
             ("late_jobs", "late jobs"),
             ("late_percent", "late %"),
             ("over_deadline", "over deadline"),
