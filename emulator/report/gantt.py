@@ -222,9 +222,8 @@ def blocks(g: Gantt) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     order = np.lexsort((g.row, g.segment))
     run, row = g.segment[order], g.row[order]
-    new = np.r_[True, (run[1:] != run[:-1]) | (row[1:] != row[:-1] + 1)] if len(run) else np.zeros(0, bool)
-    first = np.flatnonzero(new)
-    last = np.r_[first[1:], len(order)] - 1
+    first = np.flatnonzero(np.r_[True, (run[1:] != run[:-1]) | (row[1:] != row[:-1] + 1)][: len(run)])
+    last = np.r_[first[1:], len(order)][: len(first)] - 1
     return order[first], row[first], row[last]
 
 
