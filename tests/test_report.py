@@ -311,6 +311,9 @@ def test_sweep_report_has_confidence_bands(sweep_dir, capsys):
     rows = open_sweep(sweep_dir).table
     keys = varied_keys(rows)
     groups = {(g["meta.policy"], g["workload.mean_interarrival"]): g for g in compare(rows, keys)}
+    for g in groups.values():  # the comparison table's times carry their units
+        mean, half = g["mean_wait"]
+        assert f"<td>{duration(mean)} ± {duration(half)}</td>" in html
     plot = sweep_plot(rows, keys, "mean_wait")
     assert plot.x_key == "workload.mean_interarrival"
     assert sorted(b.label for b in plot.bands) == ["least-load", "round-robin"]

@@ -237,7 +237,7 @@ def sweep_tables(rows: pa.Table) -> list[tuple[str, str]]:
     keys = varied_keys(rows)
     others = [k for k in keys if k != "seed"]
     body = [
-        [*(str(g[k]) for k in others), str(g["runs"]), *(_interval(g[m]) for m in SWEEP_METRICS)]
+        [*(str(g[k]) for k in others), str(g["runs"]), *(_interval(m, g[m]) for m in SWEEP_METRICS)]
         for g in compare(rows, keys)
     ]
     points = [
@@ -258,14 +258,6 @@ def _last_line(text: str | None) -> str:
     return text.strip().splitlines()[-1] if text and text.strip() else ""
 
 
-def _interval(value: tuple[float, float] | None) -> str:
-    return "-" if value is None else f"{_number(value[0])} ± {value[1]:.2g}"
-
-
-def _number(value) -> str:
-    """A metric for a table: integers with separators, large floats rounded, others to 3 digits."""
-    if value is None:
-        return "-"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+def _interval(key: str, value: tuple[float, float] | None) -> str:
+    """A mean and its 95% half-width, each in its unit: ``2.88 h ± 14.5 min``."""
+    return "-" if value is None else f"{metric_cell(key, value[0])} ± {metric_cell(key, value[1])}"
