@@ -9,6 +9,7 @@ from pathlib import Path
 from .cli_errors import EXIT_INPUT
 from .cli_run import format_summary
 from .cli_sweep import format_comparison
+from .data.rundir import safe_name
 from .engine import progress
 from .engine.sweep import compare, varied_keys
 
@@ -87,13 +88,26 @@ def run_report(args: argparse.Namespace) -> int:
     name = ", ".join(p.resolve().name for p in args.paths)
     with progress.bar(len(plan.figures), f"report {name}", "figure", args.quiet) as figures:
         report = draw_report(plan, lambda done, _: figures.update(done - figures.n), args.format, args.width)
-    out = args.out or args.paths[0] / "report.html"
+    out = args.out or _default_out(plan.kind, args.paths)
     written = write_report(report, out, args.figures)
     print(_end_table(report))
     print(f"report: {out} ({len(report.figures)} figures, {out.stat().st_size / 1e6:.1f} MB, self-contained)")
     if args.figures is not None:
         print(f"figures: {len(written)} {args.format.upper()} files in {args.figures}")
     return 0
+
+
+NAME_LENGTH = 200
+"""Characters of a comparison's default file name taken from the runs' names (a name holds 255 bytes)."""
+
+
+def _default_out(kind: str, paths: list[Path]) -> Path:
+    """The first directory's ``report.html``; runs compared go to ``runs/compare-<run>+<run>.html``, so
+    a comparison never replaces the first run's own report (nor adds a file its run directory lacks)."""
+    if kind != "runs":
+        return paths[0] / "report.html"
+    names = "+".join(p.resolve().name for p in paths)
+    return Path("runs") / f"compare-{safe_name(names)[:NAME_LENGTH]}.html"
 
 
 def _end_table(report) -> str:

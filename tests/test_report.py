@@ -562,6 +562,10 @@ def test_a_run_and_its_replay_compare_side_by_side(run_dir, tmp_path, capsys, mo
         signed_cell("p95_wait", second["p95_wait"], first["p95_wait"]),
     ]
     assert "<td>workload share</td>" not in body  # a grid's share is all of it
+    files = {p.name: p.read_bytes() for p in run_dir.iterdir()}
+    assert main(["report", str(run_dir), str(replayed), "--quiet"]) == 0  # by default into runs/
+    assert (tmp_path / "runs" / f"compare-run+{replayed.name}.html").read_text().count("change from run") == 4
+    assert {p.name: p.read_bytes() for p in run_dir.iterdir()} == files  # the run's own report.html stays
     overlaid = run_distributions([("run", load_run(run_dir)), ("fcfs", load_run(replayed))])
     assert list(overlaid.wait) == ["run", "fcfs"]
     assert np.isclose(overlaid.wait["fcfs"].mean(), second["mean_wait"])
