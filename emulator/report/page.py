@@ -30,7 +30,6 @@ tr.total td { font-weight: 600; border-top: 2px solid #999; }
 .scroll { overflow-x: auto; max-width: 100%; }
 .tables { display: flex; flex-wrap: wrap; gap: 0 2.5em; align-items: flex-start; }
 figure { margin: 1.2em 0 2em; } figure img { max-width: 100%; height: auto; display: block; }
-figcaption { font-weight: 600; margin-bottom: 0.3em; }
 .note { background: #fff6d6; border-left: 4px solid #e0b000; padding: 0.3em 0.7em; font-weight: normal; }
 figure.broken::after { content: "this figure could not be decoded"; color: #b00; }
 nav ul { columns: 3; padding-left: 1.2em; } nav li { break-inside: avoid; }
@@ -111,17 +110,16 @@ def _header_cell(title: str, tooltip: str) -> str:
 
 
 def _section(section: Section) -> str:
-    """A heading, the section's tables, its figures: captions only tell several figures apart."""
-    several = len(section.figures) > 1
-    figures = "".join(_figure(f, several) for f in section.figures)
+    """A heading, the section's tables, its figures: a figure names what it shows (a Gantt chart its
+    cluster) in its own title, so a caption would only say it again."""
+    figures = "".join(_figure(f) for f in section.figures)
     return f"<section><h2>{escape(section.heading)}</h2>{section.html}{figures}</section>"
 
 
-def _figure(f: Rendered, caption: bool) -> str:
-    note = f'<div class="note">{escape(f.note)}</div>' if f.note else ""
-    title = f"<figcaption>{escape(f.title) if caption else ''}{note}</figcaption>" if caption or note else ""
+def _figure(f: Rendered) -> str:
+    note = f'<figcaption class="note">{escape(f.note)}</figcaption>' if f.note else ""
     data = base64.b64encode(f.png).decode("ascii")
     return (
         f'<figure id="fig-{escape(f.name)}" data-figure="{escape(f.name)}">'
-        f'{title}<img alt="{escape(f.title)}" src="data:image/png;base64,{data}"></figure>'
+        f'{note}<img alt="{escape(f.title)}" src="data:image/png;base64,{data}"></figure>'
     )
