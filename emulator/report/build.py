@@ -15,10 +15,10 @@ import pyarrow as pa
 from matplotlib.figure import Figure
 
 from ..engine.sweep import varied_keys
-from .data import RunData, is_run_dir, load_run, read_arrow
+from .data import RunData, has_deadlines, is_run_dir, load_run, read_arrow
 from .distributions import distribution_figure, distributions, run_distributions
 from .gantt import gantt_bars, gantt_figure
-from .late import has_deadlines, late_figure, outcomes
+from .late import late_figure, outcomes
 from .page import Rendered, Section, html_page
 from .queue import queue_figure, queue_lengths
 from .share import share_figure, shares
@@ -126,7 +126,7 @@ def plan_run(run: RunData, color_by: str = "auto") -> list[Planned]:
         ("Queue length over time", "queue", True),
         ("Workload share per cluster", "share", len(run.clusters) > 1),
         ("Distributions of wait time and bounded slowdown", "distributions", True),
-        ("Late jobs per cluster", "late", has_deadlines(run)),
+        ("Late jobs per cluster", "late", has_deadlines(run.jobs)),
     ):
         if shown:
             planned.append(Planned(section, kind, section, lambda kind=kind: (PLOTS[kind](run), "")))

@@ -57,9 +57,8 @@ class RunData:
     jobs: pa.Table
     events: pa.Table
     clusters: tuple[ClusterShape, ...]
-    options: MetricOptions = field(
-        default_factory=MetricOptions
-    )  # the run's [metrics]: its warm-up and cool-down
+    options: MetricOptions = field(default_factory=MetricOptions)
+    """The run's ``[metrics]``: the warm-up and cool-down its metrics leave out, the slowdown's floor."""
 
     @property
     def name(self) -> str:
@@ -165,6 +164,11 @@ WAIT_COLOURS = dict(
 """Viridis, light to dark: the longer the wait, the darker (readable in grey and by colour-blind readers)."""
 
 
+def has_deadlines(jobs: pa.Table) -> bool:
+    """Whether some job has a deadline (else "late" means nothing: no colour, figure or column for it)."""
+    return bool(np.isfinite(numbers(jobs, "deadline")).any())
+
+
 def categories(jobs: pa.Table, color_by: str) -> tuple[np.ndarray, list[str]]:
     """Category index per job row and the categories' labels, for ``color_by`` in class/late/wait/auto.
 
@@ -177,8 +181,7 @@ def categories(jobs: pa.Table, color_by: str) -> tuple[np.ndarray, list[str]]:
     classes = pc.fill_null(jobs.column("user_class"), "")
     labels = sorted(pc.unique(classes).to_pylist(), key=lambda c: (_rank(c), c))
     if color_by == "auto":
-        deadlines = np.isfinite(numbers(jobs, "deadline")).any()
-        color_by = "class" if len(labels) > 1 else "late" if deadlines else "wait"
+        color_by = "class" if len(labels) > 1 else "late" if has_deadlines(jobs) else "wait"
     if color_by == "late":
         return job_states(jobs), list(JOB_STATES)
     if color_by == "wait":

@@ -13,7 +13,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from ..data.metrics import numbers
 from .data import JOB_STATES, RunData, job_states
 from .style import new_figure, palette
 
@@ -40,11 +39,6 @@ def outcomes(run: RunData) -> Outcomes:
     if counts[-1].any():
         return Outcomes([*names, NOWHERE], counts)
     return Outcomes(names, counts[:-1])
-
-
-def has_deadlines(run: RunData) -> bool:
-    """Whether some job has a deadline (else "late" means nothing, and the report leaves it out)."""
-    return bool(np.isfinite(numbers(run.jobs, "deadline")).any())
 
 
 def late_figure(o: Outcomes) -> Figure:

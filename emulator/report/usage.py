@@ -55,12 +55,12 @@ def usage_figure(usages: list[Usage]) -> Figure:
 
     The license column is left out when none of the clusters has a license.
     """
-    licensed = any(u.licenses > 0 for u in usages)
+    with_licenses = any(u.licenses > 0 for u in usages)
     figure = new_figure(0.4 + 1.7 * len(usages))
-    axes = figure.subplots(len(usages), 2 if licensed else 1, sharex=True, squeeze=False)
+    axes = figure.subplots(len(usages), 2 if with_licenses else 1, sharex=True, squeeze=False)
     for row, usage in zip(axes, usages, strict=True):
         _panel(row[0], usage, "cpus", usage.cpus, f"{usage.cluster}: CPUs")
-        if licensed:
+        if with_licenses:
             _panel(row[1], usage, "licenses", usage.licenses, f"{usage.cluster}: license copies")
     axes[0, 0].legend(loc="upper right", fontsize="small", frameon=False)
     for ax in axes[-1]:
