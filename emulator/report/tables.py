@@ -163,7 +163,7 @@ def run_tables(run: RunData) -> list[tuple[str, str]]:
 
 
 def runs_facts(runs: list[tuple[str, RunData]]) -> list[str]:
-    """A line per run: its name, how its jobs ended, and its directory."""
+    """A line per run: its name and how its jobs ended."""
     return [f"{name}: {jobs_sentence(run.summary)}" for name, run in runs]
 
 
@@ -190,12 +190,13 @@ def runs_tables(runs: list[tuple[str, RunData]]) -> list[tuple[str, str]]:
         ]
         if body:
             tables.append(html_table(header, body, caption=caption))
-    measured = {name: measured_sentence(run) for name, run in runs}
-    said = set(measured.values())
-    if len(said) > 1:  # one sentence said once when the runs agree
-        said = {"; ".join(f"{name}: {m}" for name, m in measured.items() if m)}
+    sentences = {name: measured_sentence(run) for name, run in runs}
+    if len(set(sentences.values())) == 1:  # the runs agree: said once
+        measured = sentences[first]
+    else:
+        measured = "; ".join(f"{name}: {s}" for name, s in sentences.items() if s)
     threshold = runs[0][1].options.bsld_threshold
-    return [("Comparison of the runs (grid)", _side_by_side(tables) + _note(threshold, *said))]
+    return [("Comparison of the runs (grid)", _side_by_side(tables) + _note(threshold, measured))]
 
 
 CONTEXTUAL = frozenset({"p50", "p90", "p95", "p99", "max", "per job", "at estimate", "lost", "returned"})
