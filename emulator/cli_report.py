@@ -9,6 +9,7 @@ from pathlib import Path
 from .cli_errors import EXIT_INPUT
 from .cli_run import format_summary
 from .cli_sweep import format_comparison
+from .data.rundir import safe_name
 from .engine import progress
 from .engine.sweep import compare, varied_keys
 
@@ -144,7 +145,7 @@ def run_report(args: argparse.Namespace) -> int:
         report = draw_report(
             plan, lambda done, _: figures.update(done - figures.n), args.format, args.width, args.dpi
         )
-    out = args.out or args.paths[0] / "report.html"
+    out = args.out or _default_out(plan.kind, args.paths)
     written = write_report(report, out, args.figures)
     print(_end_table(report))
     print(f"report: {out} ({len(report.figures)} figures, {out.stat().st_size / 1e6:.1f} MB, self-contained)")
@@ -153,8 +154,23 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+NAME_LENGTH = 200
+"""Characters of a comparison's default file name taken from the runs' names (a name holds 255 bytes)."""
+
+
+def _default_out(kind: str, paths: list[Path]) -> Path:
+    """The first directory's ``report.html``; runs compared go to ``runs/compare-<run>+<run>.html``, so
+    a comparison never replaces the first run's own report (nor adds a file its run directory lacks)."""
+    if kind != "runs":
+        return paths[0] / "report.html"
+    names = "+".join(p.resolve().name for p in paths)
+    return Path("runs") / f"compare-{safe_name(names)[:NAME_LENGTH]}.html"
+
+
 def _end_table(report) -> str:
-    """The table the run or sweeps printed at their end, printed again under the report's line."""
+    """The table the run, runs or sweeps printed at their end, printed again under the report's line."""
+    if report.kind == "runs":
+        return "\n\n".join(f"{name}:\n{format_summary(summary)}" for name, summary in report.runs)
     if report.kind == "sweep":
         tables = []
         for name, rows in report.sweeps:

@@ -20,6 +20,7 @@ from .cli_run import (
 )
 from .core.config import ScenarioError
 from .data import scenario
+from .data.rundir import default_dir
 from .data.scenario import Scenario
 
 TRACE_DEFAULTS = """with --swf TRACE and no scenario file: one cluster built from the trace's header
@@ -107,7 +108,10 @@ def add_replay(sub) -> None:
     replay.add_argument("run", metavar="RUN", help="a run directory, or a jobs table (.arrow)")
     replay.add_argument("--scenario", help="scenario to replay under (default: the run's scenario.toml)")
     replay.add_argument(
-        "--out", type=Path, help="run directory (default: a new runs/<name>-replay-seed<N>-NNN)"
+        "--out",
+        type=Path,
+        help="run directory (default: a new runs/<RUN>-replay-<what changed>-NNN, e.g. "
+        "runs/kth-seed1-001-replay-local.policy=fcfs-001)",
     )
     overwrite_argument(replay)
     backend_arguments(replay)
@@ -117,9 +121,12 @@ def add_replay(sub) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from .data.replay import replay_scenario
+    from .data.replay import replay_name, replay_scenario
 
-    return run_scenario(args, replay_scenario(args.run, args.scenario, args.overrides, args.seed))
+    replayed = replay_scenario(args.run, args.scenario, args.overrides, args.seed)
+    if args.out is None:  # named by what the replay changed, not runs/<name>-replay-seed<N>-NNN
+        args.out = default_dir(replay_name(args.run, args.scenario, args.overrides, args.seed), None)
+    return run_scenario(args, replayed)
 
 
 # --- convert --------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from emulator import cli_report, load_scenario, open_sweep, report, run
 from emulator.cli import _parser, main
 from emulator.engine.sweep import varied_keys
 from emulator.report import LogScale, SweepOptions, build_report, load_run, plan_report, set_width
-from emulator.report.gantt import BINS, gantt_bars, gantt_figure, occupancy
+from emulator.report.gantt import BINS, blocks, gantt_bars, gantt_figure, occupancy
 from emulator.report.style import DPI, OKABE_ITO, PRINT_DPI, palette, time_axis, time_unit
 from emulator.report.sweep_plot import Band, SweepPlot, log_axes, quantity, sweep_figure, sweep_plot
 from tests.figure_checks import disjoint, drawn, inside, shown_texts
@@ -129,12 +129,12 @@ def test_a_cpu_busy_for_half_a_bin_is_drawn_half_busy(data):
     assert np.isclose(one[0, 0, 0], 0.5) and one[0, 1:].sum() == 0
 
 
-def test_small_charts_keep_one_bar_per_cpu_run_and_time_reads_in_human_units(data):
+def test_small_charts_draw_every_run_and_time_reads_in_human_units(data):
     g = gantt_bars(data, "alpha")
     assert g.occupancy is None and g.note == ""
     ax = gantt_figure(g).axes[0]
     (bars,) = [c for c in ax.collections if isinstance(c, PolyCollection)]
-    assert len(bars.get_paths()) == len(g.start)
+    assert len(bars.get_paths()) == len(blocks(g)[0]) < len(g.start)  # a rectangle per block of a run's CPUs
     assert ax.get_xlabel() == f"time since start ({time_unit(g.end.max() - g.origin)[0]})"
     figure = ax.figure
     figure.canvas.draw()
@@ -358,10 +358,10 @@ def test_sweeps_that_cannot_overlay_are_one_line_errors(policies, data, tmp_path
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "does not vary meta.policy" in err
     assert main(["report", str(policies), str(data.path), "--quiet"]) == 2
-    assert "only sweeps overlay" in capsys.readouterr().err
+    assert "expected run directories or sweep directories" in capsys.readouterr().err  # not a mix
     assert main(["report", str(data.path), "--quiet", "--panel", "-o", str(other / "r.html")]) == 2
     assert capsys.readouterr().err == (
-        f"error: {data.path}: a run, not a sweep; metrics, panel, log and labels choose sweep figures\n"
+        f"error: {data.path}: runs, not sweeps; metrics, panel, log and labels choose sweep figures\n"
     )
 
 

@@ -80,11 +80,19 @@ def test_two_jobs_on_two_cpus():
     expected = {
         "jobs_finished": 2,
         "mean_wait": 5.0,
+        "p50_wait": 0.0,  # nearest rank: the first of the two waits (0, 10), not their midpoint
+        "p90_wait": 10.0,
+        "p95_wait": 10.0,
+        "p99_wait": 10.0,
         "max_wait": 10.0,
         "mean_turnaround": 15.0,
         "mean_slowdown": 1.5,
         "mean_slowdown_no_deadline": 1.5,
         "mean_bounded_slowdown": 1.5,
+        "p50_bounded_slowdown": 1.0,
+        "p90_bounded_slowdown": 2.0,
+        "p95_bounded_slowdown": 2.0,
+        "p99_bounded_slowdown": 2.0,
         "late_jobs": 0,
         "late_percent": None,
         "over_deadline": 0.0,
@@ -125,6 +133,29 @@ def test_late_job_and_over_deadline():
     assert (summary["late_jobs"], summary["late_percent"], summary["over_deadline"]) == (1, 50.0, 5.0)
     assert summary["mean_slowdown"] == pytest.approx(4 / 3)
     assert summary["mean_slowdown_no_deadline"] == 2.0
+
+
+def test_wait_and_bounded_slowdown_percentiles_by_nearest_rank():
+    # 20 one-CPU jobs on 20 CPUs, all submitted at 0; job i starts at i (wait i s) and runs 10 s.
+    # Nearest rank: the p-th percentile is the ceil(p/100 * 20)-th smallest value:
+    #   p50 -> 10th = 10 s, p90 -> 18th = 18 s, p95 -> 19th = 19 s, p99 -> 20th = 20 s.
+    # Bounded slowdown (w + 10) / 10: the same ranks, 2.0, 2.8, 2.9, 3.0.
+    # Job 21 is rejected: no wait, left out. Cluster B's one job waits 7 s: every percentile is 7.
+    rows = [job(i, "A", 0.0, float(i), i + 10.0) for i in range(1, 21)]
+    rows += [job(21, None), job(22, "B", 0.0, 7.0, 17.0)]
+    summary = run(*rows, clusters=(cluster("A", cpus=20), cluster("B")))
+    a, b = summary["clusters"]["A"], summary["clusters"]["B"]
+    assert [a[f"p{p}_wait"] for p in (50, 90, 95, 99)] == [10.0, 18.0, 19.0, 20.0]
+    assert [a[f"p{p}_bounded_slowdown"] for p in (50, 90, 95, 99)] == pytest.approx([2.0, 2.8, 2.9, 3.0])
+    assert [b[f"p{p}_wait"] for p in (50, 90, 95, 99)] == [7.0] * 4
+    # The grid's 21 waits 1..20 and 7: the 11th smallest is 10 (7 comes before it), the 19th is 18.
+    assert [summary["grid"][f"p{p}_wait"] for p in (50, 90, 95, 99)] == [10.0, 18.0, 19.0, 20.0]
+    assert summary["grid"]["p50_wait"] == sorted([*range(1, 21), 7])[10]
+
+
+def test_percentiles_of_no_finished_job_are_none():
+    summary = run(job(1, None))["grid"]
+    assert summary["p95_wait"] is None and summary["p99_bounded_slowdown"] is None
 
 
 def test_bounded_slowdown_with_short_runtimes():

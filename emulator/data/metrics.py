@@ -38,11 +38,19 @@ FLOAT, INT = pa.float64(), pa.int64()
 METRICS = (
     "jobs_finished",
     "mean_wait",
+    "p50_wait",
+    "p90_wait",
+    "p95_wait",
+    "p99_wait",
     "max_wait",
     "mean_turnaround",
     "mean_slowdown",
     "mean_slowdown_no_deadline",
     "mean_bounded_slowdown",
+    "p50_bounded_slowdown",
+    "p90_bounded_slowdown",
+    "p95_bounded_slowdown",
+    "p99_bounded_slowdown",
     "late_jobs",
     "late_percent",
     "over_deadline",
@@ -63,6 +71,9 @@ METRICS = (
     "jobs_returned",
 )
 """The keys of the grid's and of each cluster's metrics, in output order."""
+
+PERCENTILES = (50, 90, 95, 99)
+"""Percentiles of wait and bounded slowdown in the metrics (``p95_wait``...; :func:`percentiles`)."""
 
 FAILURE_METRICS = ("jobs_killed", "jobs_killed_at_estimate", "jobs_lost", "jobs_returned")
 """Counted from the events (:func:`_failure_counts`): ``kill`` rows (every kill: by a machine failure,
@@ -302,11 +313,13 @@ def _job_metrics(cols: dict[str, np.ndarray], selected: np.ndarray, cpus: int, b
     return {
         "jobs_finished": int(done.sum()),
         "mean_wait": _mean(wait),
+        **percentiles(wait, "wait"),
         "max_wait": _num(wait.max()) if done.any() else None,
         "mean_turnaround": _mean(finish - submit),
         "mean_slowdown": _mean(slowdown),
         "mean_slowdown_no_deadline": _mean(slowdown[~has_deadline]),
         "mean_bounded_slowdown": _mean(bounded),
+        **percentiles(bounded, "bounded_slowdown"),
         "late_jobs": int(late.sum()),
         "late_percent": _ratio(100.0 * late.sum(), has_deadline.sum()),
         "over_deadline": float(np.maximum(0.0, finish - deadline)[has_deadline].sum()),
@@ -342,6 +355,21 @@ def _failure_counts(events: pa.Table, clusters: int) -> dict[str, np.ndarray]:
         counts["jobs_lost"] = per_cluster(rejects & np.asarray(pc.starts_with(info, LOST).to_numpy(), bool))
     counts["jobs_returned"] = per_cluster(is_in(kind, ("return",)))
     return counts
+
+
+def percentiles(values: np.ndarray, name: str) -> dict[str, float | None]:
+    """``p50_<name>``... (:data:`PERCENTILES`) of the finite ``values``, by nearest rank.
+
+    Nearest rank (numpy's ``inverted_cdf``): the p-th percentile is the smallest value at least p% of
+    the jobs do not exceed, always some job's own value, and what the report's CDFs read at p%. An
+    interpolated one would be a wait no job had, and would move with the method chosen. None when no
+    value is finite.
+    """
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return {f"p{p}_{name}": None for p in PERCENTILES}
+    found = np.percentile(values, PERCENTILES, method="inverted_cdf")
+    return {f"p{p}_{name}": float(v) for p, v in zip(PERCENTILES, found, strict=True)}
 
 
 def bounded_slowdown(wait: np.ndarray, run: np.ndarray, bound: float = BOUND) -> np.ndarray:

@@ -28,7 +28,7 @@ from workloads.formats import ARROW
 from ..core.config import ScenarioError
 from .scenario import Scenario, load_raw, read_raw
 
-__all__ = ["jobs_path", "replay_scenario"]
+__all__ = ["jobs_path", "replay_name", "replay_scenario"]
 
 KEPT_WORKLOAD_KEYS = ("direct", "link")
 WORKLOAD_STRESS_KEYS = ("load", "bursts", "estimates")
@@ -71,3 +71,35 @@ def replay_scenario(
         raw["stress"] = {k: v for k, v in raw["stress"].items() if k not in WORKLOAD_STRESS_KEYS}
     raw["name"] = f"{raw.get('name', Path(source).stem)}-replay"
     return load_raw(raw, f"{source} (replaying {jobs})", base, overrides, seed)
+
+
+NAME_LENGTH = 120
+"""Characters of what changed a replay's directory name keeps (a path component holds 255 bytes)."""
+
+
+def replay_name(
+    target: str | Path,
+    scenario: str | Path | None = None,
+    overrides: list[str] = (),
+    seed: int | None = None,
+) -> str:
+    """The default name of a replay's run directory: the replayed run's, then what the replay changed.
+
+    ``<run>-replay`` alone means nothing changed (the same traces, byte for byte); else the other
+    scenario's stem, the ``--set`` overrides and the seed follow, joined by ``+``, so a comparison
+    of runs names each by what it tried. :func:`emulator.data.rundir.default_dir` makes it a
+    plain path component and appends a number that makes it unique.
+
+    >>> replay_name("runs/kth-seed1-001", overrides=["local.policy=conservative"])
+    'kth-seed1-001-replay-local.policy=conservative'
+    >>> replay_name("runs/kth-seed1-001/jobs.arrow", "fcfs.toml", ["meta.policy=round-robin"], seed=2)
+    'kth-seed1-001-replay-fcfs+meta.policy=round-robin+seed=2'
+    >>> replay_name("traces/mine.arrow")
+    'mine-replay'
+    """
+    path = Path(target).resolve()
+    run = path.parent.name if path.name == "jobs.arrow" else path.name.removesuffix(".arrow")
+    changes = [Path(scenario).stem] if scenario is not None else []
+    changes += [*overrides, *([f"seed={seed}"] if seed is not None else [])]
+    changed = "+".join(changes)[:NAME_LENGTH]
+    return f"{run}-replay" + (f"-{changed}" if changed else "")

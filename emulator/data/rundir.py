@@ -49,7 +49,7 @@ def safe_name(name: str) -> str:
     >>> safe_name("../../etc"), safe_name("KTH-SP2 (1996)")
     ('_._.._etc', 'KTH-SP2__1996_')
     """
-    plain = re.sub(r"[^A-Za-z0-9._+-]", "_", name)
+    plain = re.sub(r"[^A-Za-z0-9._+=-]", "_", name)
     return "_" + plain[1:] if plain.startswith(".") else plain or "_"
 
 

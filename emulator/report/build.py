@@ -15,8 +15,8 @@ import pyarrow as pa
 from matplotlib.figure import Figure
 
 from ..engine.sweep import varied_keys
-from .data import RunData, is_run_dir, load_run, read_arrow
-from .distributions import distribution_figure, distributions
+from .data import RunData, has_deadlines, is_run_dir, load_run, read_arrow
+from .distributions import distribution_figure, distributions, run_distributions
 from .gantt import gantt_bars, gantt_figure
 from .late import late_figure, outcomes
 from .page import Rendered, Section, html_page
@@ -34,8 +34,8 @@ from .sweep_plot import (
     sweep_plot,
     x_key,
 )
-from .tables import run_facts, run_tables, sweep_facts, sweep_tables
-from .usage import PANELS, cluster_usage, usage_figure
+from .tables import run_facts, run_tables, runs_facts, runs_tables, sweep_facts, sweep_tables
+from .usage import PANELS, cluster_usage, licensed, usage_figure
 
 Draw = Callable[[], tuple[Figure, str]]
 """Draws one figure; returns it with a note on what was simplified ("" when nothing was)."""
@@ -53,7 +53,7 @@ class Planned:
 class Report:
     """A drawn report: what it is of, the page, and every figure (the page inlines the same PNGs)."""
 
-    kind: str  # "run" or "sweep"
+    kind: str  # "run", "runs" or "sweep"
     source: Path
     title: str
     html: str
@@ -61,6 +61,7 @@ class Report:
     summary: dict | None = None  # a run's summary.json
     sweeps: list[tuple[str, pa.Table]] = field(default_factory=list)  # each sweep's name and sweep.arrow
     format: str = "png"  # of the figure files (Rendered.file)
+    runs: list[tuple[str, dict]] = field(default_factory=list)  # each compared run's name and summary.json
 
 
 def gantt_plot(
@@ -92,8 +93,13 @@ PLOTS: dict[str, Callable[..., Figure]] = {
 
 
 def plan_run(run: RunData, color_by: str = "auto") -> list[Planned]:
-    """Every figure of a run's report: a Gantt chart per cluster, usage (per few clusters), the rest."""
+    """Every figure of a run's report: a Gantt chart per cluster, usage (per few clusters), the rest.
+
+    A figure that would say nothing is left out: the workload share of one cluster (all of it),
+    late jobs when no job has a deadline. Each kind of figure is a section with one heading.
+    """
     planned, stems = [], set()
+    gantts = "Gantt charts" if len(run.clusters) > 1 else "Gantt chart"
     for index, shape in enumerate(run.clusters):
         stem = f"gantt-{_slug(shape.name)}"
         stem = stem if stem not in stems else f"{stem}-{index}"  # two names that slug alike
@@ -103,27 +109,37 @@ def plan_run(run: RunData, color_by: str = "auto") -> list[Planned]:
             bars = gantt_bars(run, index, color_by)
             return gantt_figure(bars), bars.note
 
-        planned.append(Planned("Gantt charts", stem, f"Gantt chart: {shape.name}", draw))
+        planned.append(Planned(gantts, stem, f"Gantt chart: {shape.name}", draw))
     names = [c.name for c in run.clusters]
+    usage = "CPU and license usage" if licensed(run) else "CPU usage"
     for first in range(0, len(names), PANELS):
         part = names[first : first + PANELS]
         suffix = "" if len(names) <= PANELS else f"-{first // PANELS + 1}"
         planned.append(
             Planned(
-                "Usage over time",
+                f"{usage} over time",
                 f"usage{suffix}",
-                f"CPU and license usage: {', '.join(part)}",
+                f"{usage}: {', '.join(part)}",
                 lambda part=part: (usage_plot(run, part), ""),
             )
         )
-    for section, kind, title in (
-        ("Usage over time", "queue", "Queue length over time"),
-        ("Workload share", "share", "Workload share per cluster"),
-        ("Wait and slowdown", "distributions", "Distributions of wait time and bounded slowdown"),
-        ("Late jobs", "late", "Late jobs per cluster"),
+    for section, kind, shown in (
+        ("Queue length over time", "queue", True),
+        ("Workload share per cluster", "share", len(run.clusters) > 1),
+        ("Distributions of wait time and bounded slowdown", "distributions", True),
+        ("Late jobs per cluster", "late", has_deadlines(run.jobs)),
     ):
-        planned.append(Planned(section, kind, title, lambda kind=kind: (PLOTS[kind](run), "")))
+        if shown:
+            planned.append(Planned(section, kind, section, lambda kind=kind: (PLOTS[kind](run), "")))
     return planned
+
+
+def plan_runs(runs: list[tuple[str, RunData]]) -> list[Planned]:
+    """The figures comparing runs: their wait and bounded slowdown distributions, overlaid."""
+    title = "Distributions of wait time and bounded slowdown"
+    return [
+        Planned(title, "distributions", title, lambda: (distribution_figure(run_distributions(runs)), ""))
+    ]
 
 
 def plan_sweep(sweeps: list[tuple[str, pa.Table]], options: SweepOptions | None = None) -> list[Planned]:
@@ -184,7 +200,7 @@ def _sweep_metrics(tables: list[pa.Table], chosen: tuple[str, ...]) -> list[str]
 class Plan:
     """What a report will hold, before any figure is drawn (so a progress bar knows its total)."""
 
-    kind: str  # "run" or "sweep"
+    kind: str  # "run", "runs" or "sweep"
     source: Path
     title: str
     facts: list[str]
@@ -192,10 +208,11 @@ class Plan:
     figures: list[Planned]
     summary: dict | None = None
     sweeps: list[tuple[str, pa.Table]] = field(default_factory=list)  # (name, sweep.arrow) of each sweep
+    runs: list[tuple[str, dict]] = field(default_factory=list)  # (name, summary.json) of compared runs
 
 
 Paths = Path | str | Sequence[Path | str]
-"""One run or sweep directory, or several sweep directories (overlaid in one set of figures)."""
+"""One run or sweep directory, several run directories (compared), or several sweeps (overlaid)."""
 
 
 def plan_report(
@@ -204,7 +221,7 @@ def plan_report(
     log: str | Sequence[str] = "auto",
     sweep: SweepOptions | None = None,
 ) -> Plan:
-    """Read a run directory or sweep directories and list the report's tables and figures.
+    """Read run directories or sweep directories and list the report's tables and figures.
 
     ``sweep``: the sweep figures' options (:class:`.sweep_options.SweepOptions`); ``log`` alone is a
     shorthand for its log axes: ``auto``, ``none``, ``x``, ``y``, ``xy`` or ``METRIC=`` one of them.
@@ -213,25 +230,44 @@ def plan_report(
     sweep = sweep or SweepOptions(log=LogScale.parse(log))
     if all((p / "sweep.arrow").is_file() for p in paths):
         return _plan_sweeps(paths, sweep)
-    if len(paths) > 1:
-        sweepless = next(p for p in paths if not (p / "sweep.arrow").is_file())
-        raise FileNotFoundError(f"{sweepless}: not a sweep directory (no sweep.arrow); only sweeps overlay")
-    (path,) = paths
-    if not is_run_dir(path):
+    stray = next((p for p in paths if not is_run_dir(p)), None)
+    if stray is not None and len(paths) == 1:
         raise FileNotFoundError(
-            f"{path}: neither a run directory (summary.json, ...) nor a sweep (sweep.arrow)"
+            f"{stray}: neither a run directory (summary.json, ...) nor a sweep (sweep.arrow)"
+        )
+    if stray is not None:
+        raise FileNotFoundError(
+            f"{stray}: not a run directory (summary.json, ...); expected run directories or sweep directories"
         )
     if sweep != SweepOptions(width=sweep.width):
-        raise ReportError(f"{path}: a run, not a sweep; metrics, panel, log and labels choose sweep figures")
+        raise ReportError(
+            f"{paths[0]}: runs, not sweeps; metrics, panel, log and labels choose sweep figures"
+        )
+    if len(paths) > 1:
+        return _plan_runs(paths)
+    (path,) = paths
     run = load_run(path)
     figures = plan_run(run, color_by)
     return Plan("run", path, f"Run {run.name}", run_facts(run), run_tables(run), figures, summary=run.summary)
 
 
+def _plan_runs(paths: list[Path]) -> Plan:
+    """Several runs' report (a run and its replays, say): metrics side by side, distributions overlaid."""
+    runs = list(zip(_names(paths), (load_run(p) for p in paths), strict=True))
+    title = f"Runs {', '.join(name for name, _ in runs)}"
+    summaries = [(name, run.summary) for name, run in runs]
+    return Plan("runs", paths[0], title, runs_facts(runs), runs_tables(runs), plan_runs(runs), runs=summaries)
+
+
+def _names(paths: list[Path]) -> list[str]:
+    """Each directory's name, numbered where two are alike."""
+    names = [p.resolve().name for p in paths]
+    return [n if names.count(n) == 1 else f"{n}-{i + 1}" for i, n in enumerate(names)]
+
+
 def _plan_sweeps(paths: list[Path], options: SweepOptions) -> Plan:
     """A sweep's report, or several sweeps' (each named by its directory, in facts, tables and legends)."""
-    names = [p.resolve().name for p in paths]
-    names = [n if names.count(n) == 1 else f"{n}-{i + 1}" for i, n in enumerate(names)]
+    names = _names(paths)
     sweeps = [(name, read_arrow(p / "sweep.arrow")) for name, p in zip(names, paths, strict=True)]
     if len(sweeps) == 1:
         rows = sweeps[0][1]
@@ -289,7 +325,9 @@ def draw_report(
         last = sections[-1]
         sections[-1] = Section(last.heading, last.html, (*last.figures, rendered))
     page = html_page(plan.title, plan.facts, sections)
-    return Report(plan.kind, plan.source, plan.title, page, figures, plan.summary, plan.sweeps, fmt)
+    return Report(
+        plan.kind, plan.source, plan.title, page, figures, plan.summary, plan.sweeps, fmt, plan.runs
+    )
 
 
 def build_report(

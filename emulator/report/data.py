@@ -8,8 +8,9 @@ run reads only the columns its figures use.
 from __future__ import annotations
 
 import json
+import math
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ import pyarrow.compute as pc
 
 from ..core.config import ScenarioError
 from ..core.model import USER_CLASSES
-from ..data.metrics import numbers, rows_of
+from ..data.metrics import MetricOptions, numbers, rows_of
 from ..data.scenario import build_platform
 
 RUN_FILES = ("summary.json", "jobs.arrow", "events.arrow", "scenario.toml")
@@ -56,6 +57,8 @@ class RunData:
     jobs: pa.Table
     events: pa.Table
     clusters: tuple[ClusterShape, ...]
+    options: MetricOptions = field(default_factory=MetricOptions)
+    """The run's ``[metrics]``: the warm-up and cool-down its metrics leave out, the slowdown's floor."""
 
     @property
     def name(self) -> str:
@@ -100,6 +103,17 @@ def load_run(path: Path | str) -> RunData:
         read_arrow(path / "jobs.arrow"),
         read_arrow(path / "events.arrow"),
         _shapes(config, path),
+        _options(config.get("metrics", {})),
+    )
+
+
+def _options(table: dict) -> MetricOptions:
+    """The ``[metrics]`` of a run's effective ``scenario.toml`` (validated when the run loaded it)."""
+    default = MetricOptions()
+    return MetricOptions(
+        float(table.get("bsld_threshold", default.bsld_threshold)),
+        float(table.get("warmup", default.warmup)),
+        float(table.get("cooldown", default.cooldown)),
     )
 
 
@@ -136,23 +150,48 @@ def job_states(jobs: pa.Table) -> np.ndarray:
     return np.where(np.isnan(finish), 3, state)
 
 
-def categories(jobs: pa.Table, color_by: str) -> tuple[np.ndarray, list[str]]:
-    """Category index per job row and the categories' labels, for ``color_by`` in class/late/auto.
+WAITS = (
+    (60.0, "wait < 1 min"),
+    (3_600.0, "wait 1 min – 1 h"),
+    (86_400.0, "wait 1 h – 1 d"),
+    (math.inf, "wait ≥ 1 d"),
+)
+"""Wait classes of ``color_by="wait"``: each job's wait for its first start, below each bound."""
 
-    ``auto`` colours by user class when the workload has more than one, else by deadline outcome.
-    Classes keep the model's order (regular, silver, gold), others follow sorted, so colours
-    stay the same from run to run.
+WAIT_COLOURS = dict(
+    zip((label for _, label in WAITS), ("#FDE725", "#35B779", "#31688E", "#440154"), strict=True)
+)
+"""Viridis, light to dark: the longer the wait, the darker (readable in grey and by colour-blind readers)."""
+
+
+def has_deadlines(jobs: pa.Table) -> bool:
+    """Whether some job has a deadline (else "late" means nothing: no colour, figure or column for it)."""
+    return bool(np.isfinite(numbers(jobs, "deadline")).any())
+
+
+def categories(jobs: pa.Table, color_by: str) -> tuple[np.ndarray, list[str]]:
+    """Category index per job row and the categories' labels, for ``color_by`` in class/late/wait/auto.
+
+    ``auto`` colours by user class when the workload has more than one, else by deadline
+    outcome when some job has a deadline, else by wait (:data:`WAITS`): a colour that says
+    nothing (every job "regular", every job "no deadline") is never chosen. Classes keep the
+    model's order (regular, silver, gold), others follow sorted, so colours stay the same from
+    run to run.
     """
     classes = pc.fill_null(jobs.column("user_class"), "")
     labels = sorted(pc.unique(classes).to_pylist(), key=lambda c: (_rank(c), c))
     if color_by == "auto":
-        color_by = "class" if len(labels) > 1 else "late"
+        color_by = "class" if len(labels) > 1 else "late" if has_deadlines(jobs) else "wait"
     if color_by == "late":
         return job_states(jobs), list(JOB_STATES)
+    if color_by == "wait":
+        wait = numbers(jobs, "start") - numbers(jobs, "submit")
+        bounds = np.array([bound for bound, _ in WAITS[:-1]])
+        return np.searchsorted(bounds, np.nan_to_num(wait), side="right"), [label for _, label in WAITS]
     if color_by == "class":
         codes = pc.index_in(classes, pa.array(labels, pa.string()))
         return np.asarray(codes.to_numpy(), dtype=np.int64), labels
-    raise ValueError(f"color_by: expected 'auto', 'class' or 'late', not {color_by!r}")
+    raise ValueError(f"color_by: expected 'auto', 'class', 'late' or 'wait', not {color_by!r}")
 
 
 def _rank(user_class: str) -> int:

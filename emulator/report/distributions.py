@@ -2,7 +2,8 @@
 
 CDFs rather than histograms: every job is drawn (no bin width to choose), clusters
 of very different sizes compare on one axis, and medians and tails read off directly.
-Only finished jobs have a wait and a slowdown; the bounded slowdown is the metric's.
+Only finished jobs have a wait and a slowdown, and only those the metrics measure
+(after the warm-up, before the cool-down) are drawn; the bounded slowdown is the metric's.
 """
 
 from __future__ import annotations
@@ -28,23 +29,40 @@ class Distribution:
 
 
 def distributions(run: RunData) -> Distribution:
-    jobs = run.jobs
-    submit, start, finish = (numbers(jobs, k) for k in ("submit", "start", "finish"))
-    done = np.isfinite(finish)
-    wait, bsld = start - submit, bounded_slowdown(start - submit, finish - start)
-    on = cluster_names(jobs)
-    groups = {c.name: done & (on == c.name) for c in run.clusters} | {GRID: done}
+    """Each cluster's finished jobs, then (with several clusters) the grid's."""
+    wait, bsld, done = _job_values(run)
+    on = cluster_names(run.jobs)
+    groups = {c.name: done & (on == c.name) for c in run.clusters}
+    if len(groups) != 1:
+        groups[GRID] = done
     return Distribution(
         {name: np.sort(wait[mask]) for name, mask in groups.items()},
         {name: np.sort(bsld[mask]) for name, mask in groups.items()},
     )
 
 
+def run_distributions(runs: list[tuple[str, RunData]]) -> Distribution:
+    """Several runs' whole grids, each named (a run and its replay, say), to overlay."""
+    values = {name: _job_values(run) for name, run in runs}
+    return Distribution(
+        {name: np.sort(wait[done]) for name, (wait, _, done) in values.items()},
+        {name: np.sort(bsld[done]) for name, (_, bsld, done) in values.items()},
+    )
+
+
+def _job_values(run: RunData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every job's wait and bounded slowdown, and which ones the metrics take (finished, measured)."""
+    submit, start, finish = (numbers(run.jobs, k) for k in ("submit", "start", "finish"))
+    wait = start - submit
+    bsld = bounded_slowdown(wait, finish - start, run.options.bsld_threshold)
+    return wait, bsld, np.isfinite(finish) & run.options.measured(submit)
+
+
 def distribution_figure(d: Distribution) -> Figure:
     figure = new_figure(3.6)
     wait_ax, bsld_ax = figure.subplots(1, 2, sharey=True)
-    names = list(d.wait)
-    colours = dict(zip(names, [*palette(names[:-1]), "black"], strict=True))
+    names = [name for name in d.wait if name != GRID]
+    colours = dict(zip(names, palette(names), strict=True)) | {GRID: "black"}
     for ax, values, label in (
         (wait_ax, d.wait, "wait (s)"),
         (bsld_ax, d.bounded_slowdown, "bounded slowdown"),
@@ -69,5 +87,6 @@ def distribution_figure(d: Distribution) -> Figure:
     wait_ax.set(ylabel="fraction of finished jobs", ylim=(0, 1.02))
     wait_ax.set_title("Wait time", loc="left")
     bsld_ax.set_title("Bounded slowdown", loc="left")
-    bsld_ax.legend(loc="lower right", fontsize="small", frameon=False)
+    if len(d.wait) > 1:  # one line needs no name
+        bsld_ax.legend(loc="lower right", fontsize="small", frameon=False)
     return figure

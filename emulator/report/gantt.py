@@ -3,7 +3,9 @@
 Bars come straight from the trace: each ``start``/``resume`` row opens a run on the
 machines and PEs it lists, the job's next ``finish``/``preempt`` row closes it. The
 pairing is a sort by (job, trace order), so millions of events cost a few numpy
-calls. Nothing is ever sampled: a small chart draws one bar per CPU a run held;
+calls. Nothing is ever sampled: a small chart draws each run as outlined rectangles
+(one per block of neighbouring CPUs it held, as evalys does), so back-to-back jobs
+keep their edges;
 above ``max_rows`` CPUs or ``max_bars`` bars it becomes an occupancy image, each
 row's CPU-seconds summed exactly into time bins, so a cell's ink is the share of
 its CPUs busy (a 70%-busy machine looks 70% busy) and its hue the jobs' categories.
@@ -24,7 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ..data.metrics import INT, is_in, numbers
-from .data import RunData, categories, job_rows
+from .data import WAIT_COLOURS, RunData, categories, job_rows
 from .style import legend_patches, new_figure, palette, time_axis, time_unit
 
 OPEN, CLOSE = ("start", "resume"), ("finish", "preempt", "kill")  # kill: failures, outages, estimates
@@ -34,8 +36,10 @@ MAX_BARS = 40_000
 """Bars above which the chart is an occupancy image (more vector bars than pixels only slow it down)."""
 BINS = 1_000
 """Time bins of an occupancy image: about one per pixel column of the default figure."""
-OUTLINED = 5_000
-"""Bars up to which each has a thin white outline (beyond, outlines would hide the colours)."""
+RASTERIZED = 5_000
+"""Rectangles above which PDF and SVG files hold them as an image (vector files would grow large)."""
+EDGE = "#222222"
+"""Outline of every job's rectangle: where one job ends and the next begins."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ class Gantt:
     rows: int
     cpus_per_row: int
     job: np.ndarray
+    segment: np.ndarray  # which run of a job (index into the runs on the cluster) the bar is of
     row: np.ndarray
     start: np.ndarray
     end: np.ndarray
@@ -144,6 +149,7 @@ def gantt_bars(
         math.ceil(shape.cpus / group),
         group,
         job[segment],
+        segment,
         (shape.first_row[machine] + pes) // group,
         numbers(opening, "time")[segment],
         end[segment],
@@ -209,17 +215,35 @@ def occupancy(
     return busy[:, :bins]
 
 
+def blocks(g: Gantt) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rectangles of a chart drawn as bars: each run's CPUs in blocks of neighbouring rows.
+
+    Returns, per rectangle, one of its bars (for times and category) and its first and last row.
+    """
+    order = np.lexsort((g.row, g.segment))
+    run, row = g.segment[order], g.row[order]
+    first = np.flatnonzero(np.r_[True, (run[1:] != run[:-1]) | (row[1:] != row[:-1] + 1)][: len(run)])
+    last = np.r_[first[1:], len(order)][: len(first)] - 1
+    return order[first], row[first], row[last]
+
+
 def gantt_figure(g: Gantt) -> Figure:
-    """Rows top to bottom in machine order, coloured by category; preemptions as black crosses."""
+    """Rows top to bottom in machine order, coloured by category; preemptions as black crosses.
+
+    The legend names the categories drawn, and only when there are several of them.
+    """
     figure = new_figure(min(2.2 + 0.04 * g.rows, 9.0))
     ax = figure.add_subplot()
-    colours = palette(g.labels)
+    colours = [
+        WAIT_COLOURS.get(label, colour) for label, colour in zip(g.labels, palette(g.labels), strict=True)
+    ]
     if g.occupancy is None:
         _draw_bars(ax, g, colours)
     else:
         _draw_image(ax, g.occupancy, g.rows, colours)
     present = np.unique(g.category)  # the legend names only what is drawn
     handles = legend_patches([g.labels[i] for i in present], [colours[i] for i in present])
+    handles = handles if len(handles) > 1 else []
     if g.preempted.any():
         ax.scatter(g.end[g.preempted], g.row[g.preempted], marker="x", s=14, color="black", zorder=3)
         handles.append(Line2D([], [], marker="x", color="black", linestyle="none", label="preempted"))
@@ -235,24 +259,27 @@ def gantt_figure(g: Gantt) -> Figure:
     ax.set_ylabel(f"CPUs by machine{per_row}")
     busy = f", {100 * g.busy_fraction:.1f}% busy" if len(g.start) else ""
     ax.set_title(f"{g.cluster}: {g.cpus:,} CPUs, {g.jobs:,} jobs{busy}", loc="left", wrap=True)
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
+    if handles:
+        ax.legend(
+            handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False
+        )
     return figure
 
 
 def _draw_bars(ax, g: Gantt, colours: list[str]) -> None:
-    """One rectangle per run and CPU (rasterized in PDF/SVG when there are many)."""
-    half = 0.42
-    x = np.stack([g.start, g.start, g.end, g.end], axis=1)
-    y = np.stack([g.row - half, g.row + half, g.row + half, g.row - half], axis=1)
-    few = len(g.start) <= OUTLINED
-    bars = PolyCollection(
+    """One outlined rectangle per block of a run's neighbouring CPUs (rasterized in PDF/SVG when many)."""
+    bar, low, high = blocks(g)
+    start, end = g.start[bar], g.end[bar]
+    x = np.stack([start, start, end, end], axis=1)
+    y = np.stack([low - 0.5, high + 0.5, high + 0.5, low - 0.5], axis=1)
+    rectangles = PolyCollection(
         np.stack([x, y], axis=-1),
-        facecolors=np.asarray(colours)[g.category],
-        edgecolors="white",
-        linewidths=0.4 if few else 0.0,  # separates back-to-back jobs while they are few
-        rasterized=not few,
+        facecolors=np.asarray(colours)[g.category[bar]],
+        edgecolors=EDGE,
+        linewidths=0.3,
+        rasterized=len(bar) > RASTERIZED,
     )
-    ax.add_collection(bars)
+    ax.add_collection(rectangles)
 
 
 def _draw_image(ax, o: Occupancy, rows: int, colours: list[str]) -> None:

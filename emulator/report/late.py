@@ -54,7 +54,6 @@ def late_figure(o: Outcomes) -> Figure:
             if np.isfinite(percent):
                 ax.annotate(f"{percent:.1f}% late", (xi, top), ha="center", va="bottom", fontsize="small")
     ax.set_xticks(x, o.clusters, rotation=0 if len(x) <= 12 else 90)
-    ax.set(ylabel="jobs", ylim=(0, max(bottom.max(initial=0), 1) * 1.12))
-    ax.set_title("Late jobs per cluster (% of jobs with a deadline)", loc="left")
+    ax.set(ylabel="jobs (% late: of those with a deadline)", ylim=(0, max(bottom.max(initial=0), 1) * 1.12))
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
     return figure

@@ -60,12 +60,12 @@ def queue_figure(queues: list[Queue]) -> Figure:
     ax.set(ylabel="queued jobs", ylim=(0, None))
     if queues:
         time_axis(ax.xaxis, queues[0].origin, last_time([q.time for q in queues], queues[0].origin))
-    ax.set_title("Queue length per cluster", loc="left")
-    ax.legend(
-        loc="upper left",
-        bbox_to_anchor=(1.0, 1.0),
-        fontsize="small",
-        frameon=False,
-        ncols=1 + len(queues) // 20,
-    )
+    if len(queues) > 1:  # one cluster's line needs no name
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.0, 1.0),
+            fontsize="small",
+            frameon=False,
+            ncols=1 + len(queues) // 20,
+        )
     return figure

@@ -41,6 +41,5 @@ def share_figure(s: Shares) -> Figure:
         ax.bar_label(work, fmt="%.2f", fontsize="small")
     ax.set_xticks(x, s.clusters, rotation=0 if len(x) <= 12 else 90)
     ax.set(ylabel="share of the grid", ylim=(0, max(1e-9, np.nanmax([*s.workload, *s.jobs, 0])) * 1.15))
-    ax.set_title("Workload share per cluster", loc="left")
     ax.legend(fontsize="small", frameon=False)
     return figure

@@ -51,16 +51,26 @@ def cluster_usage(run: RunData) -> list[Usage]:
 
 
 def usage_figure(usages: list[Usage]) -> Figure:
-    """A row per cluster: CPUs on the left, license copies on the right, capacity dotted."""
+    """A row per cluster: CPUs on the left, license copies on the right, capacity dotted.
+
+    The license column is left out when none of the clusters has a license.
+    """
+    with_licenses = any(u.licenses > 0 for u in usages)
     figure = new_figure(0.4 + 1.7 * len(usages))
-    axes = figure.subplots(len(usages), 2, sharex=True, squeeze=False)
-    for (cpu_ax, lic_ax), usage in zip(axes, usages, strict=True):
-        _panel(cpu_ax, usage, "cpus", usage.cpus, f"{usage.cluster}: CPUs")
-        _panel(lic_ax, usage, "licenses", usage.licenses, f"{usage.cluster}: license copies")
+    axes = figure.subplots(len(usages), 2 if with_licenses else 1, sharex=True, squeeze=False)
+    for row, usage in zip(axes, usages, strict=True):
+        _panel(row[0], usage, "cpus", usage.cpus, f"{usage.cluster}: CPUs")
+        if with_licenses:
+            _panel(row[1], usage, "licenses", usage.licenses, f"{usage.cluster}: license copies")
     axes[0, 0].legend(loc="upper right", fontsize="small", frameon=False)
     for ax in axes[-1]:
         time_axis(ax.xaxis, usages[0].origin, last_time([u.time for u in usages], usages[0].origin))
     return figure
+
+
+def licensed(run: RunData) -> bool:
+    """Whether some cluster has license copies (else a report draws no license panels)."""
+    return any(c.license_copies > 0 for c in run.clusters)
 
 
 def _panel(ax, usage: Usage, what: str, capacity: int, title: str) -> None:
