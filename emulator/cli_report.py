@@ -21,16 +21,24 @@ PRINT_DPI = 300  # emulator.report.style.PRINT_DPI, likewise
 def add_report(sub) -> None:
     parser = sub.add_parser(
         "report",
-        help="an HTML report of a run (Gantt charts, usage, distributions) or of sweeps (comparisons)",
+        help="an HTML report of a run (Gantt charts, usage, distributions), of runs compared (a run and its"
+        " replay) or of sweeps (comparisons)",
     )
     parser.add_argument(
         "paths",
         type=Path,
         nargs="+",
         metavar="DIR",
-        help="a run directory, or one or more sweep directories (overlaid in each figure)",
+        help="a run directory; several run directories (compared side by side); or one or more sweep"
+        " directories (overlaid in each figure)",
     )
-    parser.add_argument("-o", "--out", type=Path, help="the HTML file (default: the first DIR's report.html)")
+    parser.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        help="the HTML file (default: the first DIR's report.html;"
+        " runs compared: runs/compare-<run>+<run>.html)",
+    )
     parser.add_argument(
         "--figures",
         "--png",
