@@ -63,6 +63,7 @@ from .driver_host import DriverHost
 from .grouping import better_grouping, decayed_loads, group_partitions, owners, static_weights
 from .host import PartitionHost
 from .packing import pack_calls, unpack_results
+from .placement import actor_share, await_started, node_cpus
 from .session import driver_import_path, ray_session
 
 
@@ -156,11 +157,12 @@ class RayTransport:
         self._window = [0.0] * self._pids  # compute seconds by pid since the last rebalancing check
         self._loads = [0.0] * self._pids  # by pid, decayed over the checks (REBALANCE_MEMORY)
         self._scenario = ray.put(_for_hosts(scenario))
-        cpus = ray.cluster_resources().get("CPU", 1.0)
+        self._cpus = actor_share(node_cpus(), len(groups))  # (placement: all fit, on the nodes there are)
         self._actor = ray.remote(host).options(
-            num_cpus=min(1.0, cpus / len(groups)), max_restarts=0, runtime_env=driver_import_path()
+            num_cpus=self._cpus, max_restarts=0, runtime_env=driver_import_path()
         )
         self.hosts = [self._actor.remote(self._scenario, group) for group in groups]
+        await_started(self.hosts, groups, self._cpus, "for the run")  # (placement: bounded, says why)
         self._snapshots: list[bytes | None] = [None] * len(groups)
         self._log: list[list[bytes]] = [[] for _ in groups]  # by host: its calls since its snapshot
         self._flying: list[deque] = [deque() for _ in groups]  # by host: (token, call, horizon), oldest 1st
@@ -480,6 +482,7 @@ class RayTransport:
         (the old one is killed first: a line that broke may have left it alive)."""
         ray.kill(self.hosts[h])
         host = self._actor.remote(self._scenario, self.groups[h])
+        await_started([host], [self.groups[h]], self._cpus, "to replace one that died", len(self.hosts) - 1)
         if self._snapshots[h] is not None:
             ray.get(host.restore.remote(self._snapshots[h]))
         for call in self._log[h]:
