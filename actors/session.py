@@ -64,8 +64,9 @@ def join(address: str) -> None:
         raise ClusterUnreachable(f"cannot join the Ray cluster at {address}: {_reason(err)}") from err
 
 
-class ClusterUnreachable(ConnectionError):
-    """The Ray cluster at an address could not be joined: not listening, or refusing this driver."""
+class ClusterUnreachable(RuntimeError):
+    """The Ray cluster at an address could not be joined: not listening, or refusing this driver.
+    (Not an OSError: the CLI says those are the disk's, naming the file being written.)"""
 
 
 REACH_SECONDS = 5.0
@@ -95,13 +96,29 @@ def _check_admitted(address: str) -> None:
     from ray.exceptions import AuthenticationError
 
     try:
-        GcsClient(address=address)
+        with _quiet_stderr():  # (Ray logs the refusal there too; the error says it once)
+            GcsClient(address=address)
     except AuthenticationError as err:
         raise ClusterUnreachable(
             f"the Ray cluster at {address} refused this driver: {_first_sentence(err)} "
             "(set RAY_AUTH_MODE=token and the cluster's token: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH "
             "or ~/.ray/auth_token)"
         ) from err
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """File descriptor 2 to /dev/null meanwhile: Ray's C++ code writes there, below Python's streams."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def _reason(err: BaseException) -> str:
