@@ -11,6 +11,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -36,6 +37,12 @@ from emulator.engine.sweep import parse_vary, points, run_point  # noqa: E402
 GRIDEMU = str(Path(sys.executable).with_name("gridemu"))
 NODES = 3
 TOKEN_ENV = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
+HEALTH_CHECKS = {
+    "health_check_period_ms": 500,
+    "health_check_timeout_ms": 500,
+    "health_check_failure_threshold": 3,
+}
+"""The head declares a lost node dead within ~2 s, not Ray's default ~15-30 s: the tests wait for it."""
 
 
 def _reload_auth() -> None:
@@ -62,7 +69,12 @@ def cluster():
     try:
         nodes = Cluster(
             initialize_head=True,
-            head_node_args={"num_cpus": 1, "temp_dir": temp, "include_dashboard": False},
+            head_node_args={
+                "num_cpus": 1,
+                "temp_dir": temp,
+                "include_dashboard": False,
+                "_system_config": HEALTH_CHECKS,
+            },
         )
         for _ in range(NODES - 1):
             nodes.add_node(num_cpus=1)
@@ -124,11 +136,20 @@ class LosingNode(RayTransport):
         super()._rebuild(h)
 
     def _lose(self) -> None:
+        """As a machine lost: its Ray processes and its actors' processes killed (Ray's node removal
+        leaves workers running until they notice, and calls to them may still be answered)."""
         head = ray.get_runtime_context().get_node_id()
         self.before = [ray.get(host.node.remote()) for host in self.hosts]
         node = next(n for n in self.cluster.worker_nodes if n.node_id in set(self.before) - {head})
         self.lost = node.node_id
+        pids = [
+            ray.get(host.pid.remote())
+            for host, at in zip(self.hosts, self.before, strict=True)
+            if at == node.node_id
+        ]
         self.cluster.remove_node(node, allow_graceful=False)
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
 
 
 @dataclass
