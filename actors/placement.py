@@ -34,14 +34,29 @@ class Unplaced(RuntimeError):
     """Actors that Ray could not start: which partitions they host, what they need, what is free."""
 
 
+RESOURCE_UNIT = 1e-4
+"""Ray counts resources in ten-thousandths: a share is rounded down to them, so that ``n`` shares fit
+in what ``n`` shares were computed to fit in (Ray would round 2/3 up, and three would not fit in 2)."""
+
+
+def _units(share: float) -> float:
+    return round(math.floor(share / RESOURCE_UNIT + 1e-9) * RESOURCE_UNIT, 4)
+
+
+SLACK = 1e-6
+"""Below Ray's unit: what resource counts read back as floats may be off by."""
+
+
 def actor_share(node_cpus: Sequence[float], actors: int) -> float:
     """The CPUs each of ``actors`` actors asks for, at most 1, so that all fit on nodes of
-    ``node_cpus`` CPUs each (a node holds ``floor(cpus / share)`` of them).
+    ``node_cpus`` CPUs each (a node holds ``floor(cpus / share)`` of them), in Ray's units.
 
     >>> actor_share([1, 1, 1], 3), actor_share([1, 1, 1], 4), actor_share([4], 8), actor_share([2, 1], 5)
     (1.0, 0.5, 0.5, 0.5)
     """
-    candidates = sorted({min(1.0, cpus / k) for cpus in node_cpus if cpus > 0 for k in range(1, actors + 1)})
+    candidates = sorted(
+        {_units(min(1.0, cpus / k)) for cpus in node_cpus if cpus > 0 for k in range(1, actors + 1)} - {0.0}
+    )
     for share in reversed(candidates):
         if sum(math.floor(cpus / share + 1e-9) for cpus in node_cpus) >= actors:
             return share
@@ -79,7 +94,7 @@ def await_started(
         now = time.monotonic()
         free, used = _cpus_by_node()
         starting = used / cpus - holding - (len(hosts) - len(waiting))  # at most this many have a node
-        if any(cpus <= room + 1e-9 for room in free) or len(waiting) <= starting + 1e-9:
+        if any(cpus <= room + SLACK for room in free) or len(waiting) <= starting + SLACK:
             roomless = now
         if now - roomless >= GRACE_SECONDS or now - start >= START_SECONDS:
             pending = sorted(waiting.values())
@@ -106,7 +121,7 @@ def _unplaced(
 ) -> str:
     pids = sorted(pid for i in pending for pid in groups[i])
     room = ", ".join(f"{cpu:g}" for cpu in sorted(free, reverse=True)) or "none"
-    if any(cpus <= f + 1e-9 for f in free):
+    if any(cpus <= f + SLACK for f in free):
         why = f"they did not start within {waited:.0f} s although a node has room"
     else:
         why = f"each needs {cpus:g} CPU and no Ray node has that free (free CPUs by node: {room})"

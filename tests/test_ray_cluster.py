@@ -227,7 +227,7 @@ def test_more_actors_than_cpus_share_them_on_every_node(cluster, tmp_path):
     [
         ([1, 1, 1], 3, 1.0),
         ([1, 1, 1], 4, 0.5),
-        ([2], 3, 2 / 3),
+        ([2], 3, 0.6666),
         ([4, 1], 6, 0.8),
         ([2, 2], 1, 1.0),
         ([0, 2], 4, 0.5),
