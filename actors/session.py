@@ -3,7 +3,8 @@
 Local instances stay on loopback, start no dashboard, keep workers' logs away
 from the driver and use a small object store. Joining a cluster goes through
 its address (``--ray-address`` or ``RAY_ADDRESS``); its token authentication
-stays as the cluster has it.
+stays as the cluster has it, and a join that cannot succeed says why in one
+line within seconds (:func:`join`).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def join(address: str) -> None:
     import ray
 
     host, _, port = address.rpartition(":")
-    if host and port.isdigit():  # ("auto" and "ray://..." go to Ray as they are)
+    if host and port.isdigit() and "://" not in address:  # ("auto" and "ray://..." go to Ray as they are)
         if _loopback(host):
             stay_on_loopback()
         _check_reachable(address, host, int(port))
