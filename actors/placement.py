@@ -23,8 +23,8 @@ GRACE_SECONDS = 5.0
 actor's CPU is given back to its node a moment after it is killed."""
 
 START_SECONDS = 120.0
-"""How long actors may take to start although a node has room (a slow worker start, a runtime
-environment set up on a new node) before the run gives up."""
+"""How long the wait may go without one more actor starting although a node has room (a slow worker
+start, a runtime environment set up on a new node) before the run gives up."""
 
 POLL_SECONDS = 0.5
 """How often the wait looks at the nodes' free resources."""
@@ -73,7 +73,7 @@ def await_started(
 ) -> None:
     """Return once every actor of ``hosts`` (hosting ``groups``) has started; raise :class:`Unplaced`
     if for :data:`GRACE_SECONDS` some had surely been given no node while no node had ``cpus`` CPUs
-    free, or they waited :data:`START_SECONDS` in all. ``holding``: the run's other actors, each
+    free, or none of them started for :data:`START_SECONDS`. ``holding``: the run's other actors, each
     holding ``cpus``. ``what`` says in the error what the actors were for (e.g. ``"for the run"``).
     The waiting actors are killed before it is raised.
 
@@ -84,7 +84,7 @@ def await_started(
     >>> await_started(hosts, [[1, 2], [3]], 1.0, "for the run")  # doctest: +SKIP
     """
     waiting = {host.pid.remote(): i for i, host in enumerate(hosts)}
-    start = roomless = time.monotonic()
+    start = roomless = progress = time.monotonic()
     while waiting:
         done, _ = ray.wait(list(waiting), num_returns=len(waiting), timeout=POLL_SECONDS)
         for ref in done:
@@ -92,11 +92,12 @@ def await_started(
         if not waiting:
             return
         now = time.monotonic()
+        progress = now if done else progress
         free, used = _cpus_by_node()
         starting = used / cpus - holding - (len(hosts) - len(waiting))  # at most this many have a node
         if any(cpus <= room + SLACK for room in free) or len(waiting) <= starting + SLACK:
             roomless = now
-        if now - roomless >= GRACE_SECONDS or now - start >= START_SECONDS:
+        if now - roomless >= GRACE_SECONDS or now - progress >= START_SECONDS:
             pending = sorted(waiting.values())
             for i in pending:
                 ray.kill(hosts[i])
