@@ -2,9 +2,10 @@
 
 The driver loads each point's scenario (with its overrides) and ships it,
 loaded, with the task: the workload's rows, the platform and the policies'
-parameters travel through Ray, so a node needs none of the driver's files (the
-scenario, its trace) and a laptop can drive a cluster that does not share its
-disk. Points are loaded only a little ahead of the tasks that run them
+parameters travel through Ray, and the plug-in policies' code with it
+(:mod:`actors.shipping`), so a node needs none of the driver's files (the
+scenario, its trace, its plug-ins) and a laptop can drive a cluster that does
+not share its disk. Points are loaded only a little ahead of the tasks that run them
 (:data:`AHEAD` per CPU), so a long sweep of a large trace never holds every
 point's scenario at once.
 """
@@ -19,7 +20,8 @@ import ray
 from emulator.data.scenario import Scenario, load
 from emulator.engine.sweep import Executor, Point, PointResult, failure, run_point
 
-from .session import driver_import_path, ray_session
+from .session import ray_session
+from .shipping import runtime_env
 
 AHEAD = 2
 """Points loaded and handed to Ray per CPU of the cluster: enough that no CPU waits on the driver."""
@@ -41,7 +43,7 @@ class RayTasks:
 
     def __call__(self, scenario: str, todo: list[Point]) -> Iterator[PointResult]:
         with ray_session(self.address):
-            task = ray.remote(_run_here).options(num_cpus=1, max_retries=0, runtime_env=driver_import_path())
+            task = ray.remote(_run_here).options(num_cpus=1, max_retries=0)
             ahead = AHEAD * max(1, int(ray.cluster_resources().get("CPU", 1)))
             left = iter(todo)
             pending: list = []
@@ -51,7 +53,7 @@ class RayTasks:
                     if isinstance(loaded, PointResult):  # (its scenario failed to load: nothing to run)
                         yield loaded
                         continue
-                    pending.append(task.remote(loaded, point))
+                    pending.append(task.options(runtime_env=runtime_env(loaded)).remote(loaded, point))
                     if len(pending) >= ahead:
                         break
                 if not pending:

@@ -64,7 +64,8 @@ from .grouping import better_grouping, decayed_loads, group_partitions, owners, 
 from .host import PartitionHost
 from .packing import pack_calls, unpack_results
 from .placement import actor_share, await_started, node_cpus
-from .session import driver_import_path, ray_session
+from .session import ray_session
+from .shipping import runtime_env
 
 
 class HostDied(RuntimeError):
@@ -159,7 +160,9 @@ class RayTransport:
         self._scenario = ray.put(_for_hosts(scenario))
         self._cpus = actor_share(node_cpus(), len(groups))  # (placement: all fit, on the nodes there are)
         self._actor = ray.remote(host).options(
-            num_cpus=self._cpus, max_restarts=0, runtime_env=driver_import_path()
+            num_cpus=self._cpus,
+            max_restarts=0,
+            runtime_env=runtime_env(scenario),  # (shipping: plug-ins)
         )
         self.hosts = [self._actor.remote(self._scenario, group) for group in groups]
         await_started(self.hosts, groups, self._cpus, "for the run")  # (placement: bounded, says why)

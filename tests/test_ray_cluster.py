@@ -178,8 +178,9 @@ class ClusterBackend:
             transport.close()
 
 
-def grid(jobs: int = 150, clusters: int = 6):
-    """A small meta-scheduled grid: ``clusters`` clusters (actors of two each by default), ``jobs`` jobs."""
+def grid(jobs: int = 150, clusters: int = 6, policy: str = ""):
+    """A small meta-scheduled grid: ``clusters`` clusters (actors of two each by default), ``jobs`` jobs,
+    their local policies easy and fcfs in turn, or all ``policy``."""
     return parse(
         {
             "name": "grid",
@@ -189,7 +190,7 @@ def grid(jobs: int = 150, clusters: int = 6):
                 {
                     "name": f"c{i}",
                     "latency": 0.5 + i % 3,
-                    "policy": ("easy", "fcfs")[i % 2],
+                    "policy": policy or ("easy", "fcfs")[i % 2],
                     "machines": [{"count": 2, "cpus": 2 + i % 3, "mips": 100.0 * (1 + i % 2)}],
                 }
                 for i in range(clusters)
@@ -400,3 +401,17 @@ def test_a_sweep_runs_its_points_on_every_node_from_files_only_the_driver_reads(
             name: alone.files[name] for name in ("events.arrow", "jobs.arrow")
         }
     assert len(execute.nodes) == NODES and sum(execute.nodes.values()) == len(todo)
+
+
+def test_plugin_policies_are_shipped_to_the_nodes_with_the_scenario(cluster, tmp_path, monkeypatch):
+    # A plug-in package in a folder on the driver's path alone: the nodes import it from what Ray ships.
+    package = tmp_path / "plugs" / "myplugins"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    shutil.copy(Path(__file__).parent / "plugins" / "smallest_first.py", package / "smallest.py")
+    monkeypatch.syspath_prepend(str(package.parent))
+    scenario = grid(jobs=100, policy="myplugins.smallest:SmallestFirst")  # (the driver imports it here)
+    run(scenario, tmp_path / "inproc")
+    monkeypatch.setattr(sys, "path", [entry for entry in sys.path if entry != str(package.parent)])
+    run(scenario, tmp_path / "ray", backend=ClusterBackend())
+    assert same_files(tmp_path / "inproc", tmp_path / "ray")
