@@ -43,7 +43,7 @@ class RayTasks:
 
     def __call__(self, scenario: str, todo: list[Point]) -> Iterator[PointResult]:
         with ray_session(self.address):
-            task = ray.remote(_run_here).options(num_cpus=1, max_retries=0)
+            task = ray.remote(num_cpus=1, max_retries=0)(_run_here)
             ahead = AHEAD * max(1, int(ray.cluster_resources().get("CPU", 1)))
             left = iter(todo)
             pending: list = []
