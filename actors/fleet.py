@@ -31,7 +31,8 @@ from .calls import HostCalls
 from .compiled import compile_rounds
 from .grouping import owners
 from .packing import pack_calls
-from .session import driver_import_path
+from .placement import actor_share, await_started, node_cpus
+from .shipping import runtime_env
 
 
 class Fleet:
@@ -49,11 +50,14 @@ class Fleet:
     def __init__(self, scenario: Scenario, groups: list[list[int]], host: type, compiled: bool, direct: bool):
         self.groups, self.owner = groups, owners(groups)
         self._scenario = ray.put(_for_hosts(scenario))
-        cpus = ray.cluster_resources().get("CPU", 1.0)
+        self._cpus = actor_share(node_cpus(), len(groups))  # (placement: all fit, on the nodes there are)
         self._actor = ray.remote(host).options(
-            num_cpus=min(1.0, cpus / len(groups)), max_restarts=0, runtime_env=driver_import_path()
+            num_cpus=self._cpus,
+            max_restarts=0,
+            runtime_env=runtime_env(scenario),  # (shipping: plug-ins)
         )
         self.hosts = [self._actor.remote(self._scenario, group) for group in groups]
+        await_started(self.hosts, groups, self._cpus, "for the run")  # (placement: bounded, says why)
         self.gather("states")  # every host has built its partitions: start-up, as in one process
         self.graph, self.plain_reason = compile_rounds(self.hosts) if compiled else (None, "")
         self.calls = HostCalls.open(self.hosts, direct and not compiled)
@@ -77,7 +81,9 @@ class Fleet:
 
     def spawn(self, h: int):
         """A new actor for actor ``h``'s current group, not in use yet (:meth:`replace` installs it)."""
-        return self._actor.remote(self._scenario, self.groups[h])
+        host = self._actor.remote(self._scenario, self.groups[h])
+        await_started([host], [self.groups[h]], self._cpus, "to replace one that died", len(self.hosts) - 1)
+        return host
 
     def replace(self, h: int, host) -> None:
         """``host`` is actor ``h`` from now on (with a new line, if ``h`` had one)."""

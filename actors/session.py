@@ -3,12 +3,15 @@
 Local instances stay on loopback, start no dashboard, keep workers' logs away
 from the driver and use a small object store. Joining a cluster goes through
 its address (``--ray-address`` or ``RAY_ADDRESS``); its token authentication
-stays as the cluster has it.
+stays as the cluster has it, and a join that cannot succeed says why in one
+line within seconds (:func:`join`).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -20,17 +23,11 @@ LOCAL_OBJECT_STORE = 256 * 1024 * 1024
 
 
 def init_local(num_cpus: int | None = None, **options) -> None:
-    """Start a private local Ray instance, every process of it listening on 127.0.0.1 only.
-
-    Ray picks the machine's network address unless ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``
-    is 0; the processes it starts read the variable, and this one read it when
-    Ray was imported, so both are set.
-    """
+    """Start a private local Ray instance, every process of it listening on 127.0.0.1 only
+    (:func:`stay_on_loopback`)."""
     import ray
-    from ray._private import ray_constants
 
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    ray_constants.ENABLE_RAY_CLUSTER = False
+    stay_on_loopback()
     ray.init(
         address="local",  # (a cluster ``ray start`` left on this machine is not joined by default)
         num_cpus=num_cpus or os.cpu_count(),
@@ -40,6 +37,113 @@ def init_local(num_cpus: int | None = None, **options) -> None:
         object_store_memory=LOCAL_OBJECT_STORE,
         **options,
     )
+
+
+def join(address: str) -> None:
+    """Join the Ray cluster at ``address`` (``HOST:PORT``), or raise :class:`ClusterUnreachable` in one
+    line, within seconds, saying why.
+
+    Ray retries for 20 s where the cluster refuses this driver's token, and for
+    minutes where nothing listens, then says only "Failed to connect", the cause
+    being in its log. So the address is first dialled (:data:`REACH_SECONDS`),
+    then asked for the cluster's id, which fails at once with Ray's own reason
+    (a token missing or wrong). A cluster on loopback is joined by loopback:
+    left to itself, Ray dials the machine's network address instead, where no
+    one listens, and hangs.
+    """
+    import ray
+
+    host, _, port = address.rpartition(":")
+    if host and port.isdigit() and "://" not in address:  # ("auto" and "ray://..." go to Ray as they are)
+        if _loopback(host):
+            stay_on_loopback()
+        _check_reachable(address, host, int(port))
+        _check_admitted(address)
+    try:
+        ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+    except ConnectionError as err:
+        raise ClusterUnreachable(f"cannot join the Ray cluster at {address}: {_reason(err)}") from err
+
+
+class ClusterUnreachable(RuntimeError):
+    """The Ray cluster at an address could not be joined: not listening, or refusing this driver.
+    (Not an OSError: the CLI says those are the disk's, naming the file being written.)"""
+
+
+REACH_SECONDS = 5.0
+"""How long dialling a cluster's address may take before the cluster is said to be unreachable."""
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host.strip("[]"))).is_loopback
+    except (OSError, ValueError):
+        return False
+
+
+def _check_reachable(address: str, host: str, port: int) -> None:
+    try:
+        socket.create_connection((host.strip("[]"), port), timeout=REACH_SECONDS).close()
+    except OSError as err:
+        raise ClusterUnreachable(
+            f"cannot reach the Ray cluster at {address}: {err.strerror or err or 'timed out'} "
+            "(is its head running, and is this its address and port?)"
+        ) from err
+
+
+def _check_admitted(address: str) -> None:
+    """Ask the cluster's head for its id: a token it refuses fails here at once, in Ray's words."""
+    from ray._raylet import GcsClient
+    from ray.exceptions import AuthenticationError
+
+    try:
+        with _quiet_stderr():  # (Ray logs the refusal there too; the error says it once)
+            GcsClient(address=address)
+    except AuthenticationError as err:
+        raise ClusterUnreachable(
+            f"the Ray cluster at {address} refused this driver: {_first_sentence(err)} "
+            "(set RAY_AUTH_MODE=token and the cluster's token: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH "
+            "or ~/.ray/auth_token)"
+        ) from err
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """File descriptor 2 to /dev/null meanwhile: Ray's C++ code writes there, below Python's streams."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def _reason(err: BaseException) -> str:
+    """Ray's own reason for a failed join: the last line of what its last attempt raised."""
+    cause = err.__cause__ or err
+    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+    return lines[-1] if lines else str(err)
+
+
+def _first_sentence(err: BaseException) -> str:
+    return str(err).strip().split(". ")[0]
+
+
+def stay_on_loopback() -> None:
+    """Keep this process and the Ray processes it starts on 127.0.0.1.
+
+    Ray picks the machine's network address unless ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``
+    is 0; the processes it starts read the variable, and this one read it when
+    Ray was imported, so both are set.
+    """
+    from ray._private import ray_constants
+
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
 
 
 @contextmanager
@@ -53,7 +157,7 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
     address = address or os.environ.get("RAY_ADDRESS") or None
     with _own_sigterm():
         if address:
-            ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+            join(address)
         else:
             init_local(num_cpus)
         try:

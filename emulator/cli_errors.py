@@ -23,7 +23,8 @@ EXIT_INPUT = 2
 EXIT_IO = 3
 """The disk failed us: full, read-only, permission denied."""
 EXIT_EMULATION = 4
-"""The emulation could not go on: virtual time stuck, a Ray actor lost without checkpoints."""
+"""The emulation could not go on: virtual time stuck, a Ray actor lost (no checkpoints, no room left),
+a Ray cluster that cannot be joined."""
 EXIT_INTERRUPTED = 130
 """Ctrl-C (SIGINT)."""
 EXIT_TERMINATED = 143
@@ -53,8 +54,9 @@ def _input_errors() -> tuple[type[BaseException], ...]:
 
 def _emulation_errors() -> tuple[type[BaseException], ...]:
     errors: tuple[type[BaseException], ...] = (Stalled, PreemptionError, DecisionError)
-    if "actors.transport" in sys.modules:  # HostDied exists only where Ray was used
-        errors += (sys.modules["actors.transport"].HostDied,)
+    if "actors.transport" in sys.modules:  # these exist only where Ray was used
+        ray_errors = [("transport", "HostDied"), ("placement", "Unplaced"), ("session", "ClusterUnreachable")]
+        errors += tuple(getattr(sys.modules[f"actors.{module}"], name) for module, name in ray_errors)
     return errors
 
 

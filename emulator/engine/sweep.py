@@ -33,12 +33,16 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import tomli_w
 
 from ..core.config import ScenarioError
 from ..data import rundir
+
+if TYPE_CHECKING:
+    from ..data.scenario import Scenario
 
 METRICS = (
     "mean_wait",
@@ -181,14 +185,16 @@ def points(varies: list[tuple[str, list[object]]], fixed: Iterable[str] = ()) ->
     return [Point(i, dict(zip(keys, combo, strict=True)), tuple(fixed)) for i, combo in enumerate(combos)]
 
 
-def run_point(scenario: str, point: Point) -> PointResult:
-    """Run one point in this process (a pool worker or a Ray task); never raises."""
+def run_point(scenario: str | Scenario, point: Point) -> PointResult:
+    """Run one point in this process (a pool worker or a Ray task); never raises. ``scenario``: a name
+    or path, loaded here with the point's overrides, or the point's scenario loaded already (a Ray
+    task on a node that cannot read the driver's files: :mod:`actors.sweep`)."""
     from ..data.scenario import load
     from . import runner
 
     try:
         seed, sets = point.overrides()
-        loaded = load(scenario, sets, seed=seed)
+        loaded = load(scenario, sets, seed=seed) if isinstance(scenario, str) else scenario
         with tempfile.TemporaryDirectory(prefix="gridemu-point-") as tmp:
             result = runner.run(loaded, Path(tmp) / "run")
             files = {name: (result.out_dir / name).read_bytes() for name in RUN_FILES}
