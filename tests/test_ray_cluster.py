@@ -131,20 +131,26 @@ class LosingNode(RayTransport):
             self._lose()
         return results
 
-    def _rebuild(self, h: int) -> None:
-        self.rebuilt += 1
-        super()._rebuild(h)
+    def counting_rebuilds(self) -> None:
+        """Count the actors the transport's recovery rebuilds."""
+        rebuild = self.recovery.rebuild
+
+        def counted(h: int) -> None:
+            self.rebuilt += 1
+            rebuild(h)
+
+        self.recovery.rebuild = counted
 
     def _lose(self) -> None:
         """As a machine lost: its Ray processes and its actors' processes killed (Ray's node removal
         leaves workers running until they notice, and calls to them may still be answered)."""
         head = ray.get_runtime_context().get_node_id()
-        self.before = [ray.get(host.node.remote()) for host in self.hosts]
+        self.before = [ray.get(host.node.remote()) for host in self.fleet.hosts]
         node = next(n for n in self.cluster.worker_nodes if n.node_id in set(self.before) - {head})
         self.lost = node.node_id
         pids = [
             ray.get(host.pid.remote())
-            for host, at in zip(self.hosts, self.before, strict=True)
+            for host, at in zip(self.fleet.hosts, self.before, strict=True)
             if at == node.node_id
         ]
         self.cluster.remove_node(node, allow_graceful=False)
@@ -170,10 +176,11 @@ class ClusterBackend:
         groups = group_partitions(weights, self.hosts, list(range(1, len(weights))))
         transport = self.kind(scenario, groups, self.checkpoint_every, host=NodeHost, in_driver=(0,))
         transport.cluster, transport.lose_at = self.cluster, self.lose_at
+        transport.counting_rebuilds()
         self.transport = transport
         try:
             yield transport
-            self.nodes = [ray.get(host.node.remote()) for host in transport.hosts]  # (before they go)
+            self.nodes = [ray.get(host.node.remote()) for host in transport.fleet.hosts]  # (before they go)
         finally:
             transport.close()
 
@@ -219,7 +226,7 @@ def test_more_actors_than_cpus_share_them_on_every_node(cluster, tmp_path):
     run(scenario, tmp_path / "inproc")
     backend = ClusterBackend(hosts=4)
     run(scenario, tmp_path / "ray", backend=backend)
-    assert backend.transport._cpus == 0.5
+    assert backend.transport.fleet._cpus == 0.5
     assert same_files(tmp_path / "inproc", tmp_path / "ray")
 
 
