@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
+
+from emulator.data.metrics import cluster_codes
 
 SHARED = Path(os.environ.get("GRIDEMU_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 
@@ -63,3 +66,10 @@ def run_scenario(
 def one_cluster(policy: str, machines: list[dict], licenses: dict | None = None, **extra) -> list[dict]:
     """A single cluster named ``c`` that jobs enter directly (``site = "c"``)."""
     return [{"name": "c", "policy": policy, "machines": machines, "licenses": licenses or {}, **extra}]
+
+
+def indexed(events: pa.Table) -> list[dict]:
+    """The event rows as dicts, each with its cluster's index in the platform (-1: none), as the tests
+    that list rows compare them (``events.cluster`` holds the names)."""
+    codes = cluster_codes(events).tolist()
+    return [row | {"cluster": code} for row, code in zip(events.to_pylist(), codes, strict=True)]

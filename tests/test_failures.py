@@ -28,6 +28,7 @@ from emulator.core.messages import Status
 from emulator.data.scenario import parse
 from emulator.state.meta_view import MetaState, MetaView
 
+from .conftest import indexed
 from .test_properties import SETTINGS, fits, grid_scenarios, model, shape
 
 # -- helpers ------------------------------------------------------------------------------------------
@@ -39,7 +40,7 @@ def run(raw: dict, out: Path | None = None):
         out = Path(tmp) / "run" if out is None else out
         result = emulator.run(parse(copy.deepcopy(raw), "test.toml"), out)
         with pa.memory_map(str(out / "events.arrow")) as source:
-            events = pa.ipc.open_file(source).read_all().to_pylist()
+            events = indexed(pa.ipc.open_file(source).read_all())
     jobs = {j["id"]: j for j in result.jobs.to_pylist()}
     return events, jobs, result.summary
 

@@ -19,6 +19,7 @@ from matplotlib.image import AxesImage
 
 from emulator import cli_report, load_scenario, open_sweep, report, run
 from emulator.cli import _parser, main
+from emulator.data.metrics import cluster_codes
 from emulator.engine.sweep import varied_keys
 from emulator.report import LogScale, SweepOptions, build_report, load_run, plan_report, set_width
 from emulator.report.gantt import BINS, blocks, gantt_bars, gantt_figure, occupancy
@@ -88,10 +89,10 @@ def specs(tmp_path_factory):
 def cpu_seconds(data, cluster: int) -> float:
     """CPU-seconds run on ``cluster`` by walking the trace's start/finish pairs."""
     started, total = {}, 0.0
-    for e in data.events.to_pylist():
-        if e["cluster"] == cluster and e["kind"] == "start":
+    for e, at in zip(data.events.to_pylist(), cluster_codes(data.events), strict=True):
+        if at == cluster and e["kind"] == "start":
             started[e["job"]] = e
-        elif e["cluster"] == cluster and e["kind"] == "finish":
+        elif at == cluster and e["kind"] == "finish":
             total += len(started[e["job"]]["pes"]) * (e["time"] - started.pop(e["job"])["time"])
     return total
 

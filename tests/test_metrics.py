@@ -55,6 +55,9 @@ def trace(*rows: dict, platform: Platform) -> tuple[pa.Table, pa.Table]:
     columns = {name: [r.get(name) for r in rows] for name in JOBS.names}
     event_columns = dict(zip(("time", "kind", "job", "cluster"), zip(*events, strict=True), strict=True))
     event_columns["partition"] = [c + 1 for c in event_columns["cluster"]]
+    codes = np.array(event_columns["cluster"], dtype=np.int32)
+    names = pa.array([c.name for c in platform.clusters], pa.string())
+    event_columns["cluster"] = pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), names)
     return pa.table(columns, schema=JOBS), pa.table(
         {n: event_columns.get(n, [None] * len(events)) for n in EVENTS.names}, schema=EVENTS
     )

@@ -24,7 +24,7 @@ from matplotlib.image import imread
 
 from emulator import load_scenario, open_sweep, run
 from emulator.cli import main
-from emulator.data.metrics import usage_series
+from emulator.data.metrics import cluster_codes, usage_series
 from emulator.engine.sweep import compare, varied_keys
 from emulator.report import PLOTS, build_report, load_run, plan_report, write_report
 from emulator.report.data import categories
@@ -80,8 +80,8 @@ def sweep_dir(tmp_path_factory):
 def trace_runs(events: pa.Table, cluster: int, first_row: np.ndarray) -> list[tuple]:
     """(job, CPU row, start, finish) for every CPU of every start/finish pair, by walking the rows."""
     started, bars = {}, []
-    for e in events.to_pylist():
-        if e["cluster"] != cluster:
+    for e, at in zip(events.to_pylist(), cluster_codes(events), strict=True):
+        if at != cluster:
             continue
         if e["kind"] == "start":
             started[e["job"]] = e
@@ -141,8 +141,8 @@ def test_usage_series_follow_the_events(data):
     figure = usage_figure(cluster_usage(data))
     for index, usage in enumerate(cluster_usage(data)):
         cpu_rows, license_rows = [], []
-        for e in data.events.to_pylist():
-            if e["cluster"] == index and e["kind"] in ("start", "finish"):
+        for e, at in zip(data.events.to_pylist(), cluster_codes(data.events), strict=True):
+            if at == index and e["kind"] in ("start", "finish"):
                 sign = 1 if e["kind"] == "start" else -1
                 cpu_rows.append((e["time"], sign * e["cpus"]))
                 license_rows.append((e["time"], sign * licenses[e["job"]]))
@@ -161,8 +161,8 @@ def test_queue_lengths_follow_the_events(data):
     for index, queue in enumerate(queue_lengths(data)):
         rows = [
             (e["time"], 1 if e["kind"] == "arrive" else -1)
-            for e in data.events.to_pylist()
-            if e["cluster"] == index and e["kind"] in ("arrive", "start")
+            for e, at in zip(data.events.to_pylist(), cluster_codes(data.events), strict=True)
+            if at == index and e["kind"] in ("arrive", "start")
         ]
         assert dict(zip(queue.time.tolist(), queue.length.tolist(), strict=True)) == levels_after_each_time(
             rows

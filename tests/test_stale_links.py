@@ -20,7 +20,7 @@ from emulator.engine.runner import build_partitions
 from emulator.sync import coordinator
 from emulator.sync.horizons import Links
 
-from .conftest import job, machine
+from .conftest import indexed, job, machine
 
 
 def cluster(name: str, cpus: int = 1, latency: float = 1.0, **extra) -> dict:
@@ -46,7 +46,7 @@ def run_raw(tmp_path, raw: dict, name: str = "run"):
     """Each job's row of ``jobs.arrow`` by id, and the event rows in trace order."""
     result = run(parse(copy.deepcopy(raw), "test scenario"), tmp_path / name)
     with pa.memory_map(str(tmp_path / name / "events.arrow")) as source:
-        events = pa.ipc.open_file(source).read_all().to_pylist()
+        events = indexed(pa.ipc.open_file(source).read_all())
     return {row["id"]: row for row in result.jobs.to_pylist()}, events
 
 

@@ -338,7 +338,7 @@ def _failure_counts(events: pa.Table, clusters: int) -> dict[str, np.ndarray]:
     counts = {key: np.zeros(clusters, dtype=np.int64) for key in FAILURE_METRICS}
     if events.num_rows == 0:
         return counts
-    cluster = numbers(events, "cluster", INT)
+    cluster = cluster_codes(events)
     info = pc.fill_null(events.column("info"), "") if "info" in events.column_names else None
 
     def per_cluster(mask: np.ndarray) -> np.ndarray:
@@ -402,7 +402,7 @@ def _usage_deltas(
     mask at a time, took most of the 0.2 s it cost on LCG-2005-1's 752k events).
     """
     kind = kind_index(events.column("kind"), _USAGE_KINDS)
-    cluster = numbers(events, "cluster", INT)
+    cluster = cluster_codes(events)
     keep = np.flatnonzero((cluster >= 0) & (kind >= 0))
     kind, cluster = kind[keep], cluster[keep]
     rows = rows_of(cols["id"], numbers(events, "job", INT)[keep])
@@ -556,6 +556,19 @@ def rows_of(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     if len(wanted) and (len(ids) == 0 or np.any(ids[order][found] != wanted)):
         raise ValueError("events name jobs that are not in the jobs table")
     return order[found]
+
+
+def cluster_codes(events: pa.Table) -> np.ndarray:
+    """Each event's cluster as its index in the platform, -1 for none (the meta-scheduler's rows).
+
+    ``events.cluster`` holds names, a dictionary column whose dictionary is the platform's clusters
+    in order, so its codes are the indices; a trace written before it held names holds the indices.
+    """
+    column = events.column("cluster")
+    if not pa.types.is_dictionary(column.type):
+        return numbers(events, "cluster", INT)
+    codes = [np.asarray(pc.fill_null(chunk.indices, -1)) for chunk in column.chunks]
+    return np.concatenate(codes).astype(np.int32, copy=False) if codes else np.empty(0, np.int32)
 
 
 def numbers(table: pa.Table, name: str, kind: pa.DataType = FLOAT) -> np.ndarray:

@@ -46,7 +46,7 @@ EVENT_SCHEMA = pa.schema(
         ("time", pa.float64()),
         ("kind", pa.dictionary(pa.int8(), pa.string())),
         ("job", pa.int64()),
-        ("cluster", pa.int32()),
+        ("cluster", pa.dictionary(pa.int32(), pa.string())),
         ("partition", pa.int32()),
         ("cpus", pa.int32()),
         ("machines", pa.list_(pa.int32())),
@@ -454,6 +454,7 @@ class TraceWriter:
         self.jobs_ended = 0
         self.jobs = jobs
         self.outcomes = Outcomes(jobs, platform)
+        self._names = pa.array([c.name for c in platform.clusters], pa.string())  # (events.cluster's)
         self.events = PartFile(self.out_dir / "events.arrow", EVENT_SCHEMA)
         self.batch_rows = batch_rows
         self._written_at = monotonic()  # flushes by the clock (FLUSH_SECONDS): crash-readable
@@ -531,7 +532,7 @@ class TraceWriter:
 
     def _write(self, rows: RowBlock, pids: np.ndarray) -> None:
         self.outcomes.record(rows)
-        self.events.write(_event_batch(rows, pids))
+        self.events.write(_event_batch(rows, pids, self._names))
         self.rows_written += len(rows)
         if self.on_progress is not None:
             kinds = rows.kind
@@ -600,12 +601,14 @@ def _row_widths(rows: Chunk) -> np.ndarray:
     return np.fromiter((len(row[5]) + len(row[6]) for row in rows), dtype=np.int64, count=len(rows))
 
 
-def _event_batch(rows: RowBlock, pids: np.ndarray) -> pa.RecordBatch:
+def _event_batch(rows: RowBlock, pids: np.ndarray, names: pa.Array) -> pa.RecordBatch:
+    """The rows as a batch; ``cluster`` holds the cluster's name (``names``, the platform's: its codes
+    are the cluster indices), null where the row is none's (the meta-scheduler's)."""
     columns = [
         pa.array(rows.time),
         pa.DictionaryArray.from_arrays(pa.array(rows.kind), _KINDS),
         pa.array(rows.job),
-        pa.array(rows.cluster),
+        pa.DictionaryArray.from_arrays(pa.array(rows.cluster, mask=rows.cluster < 0), names),
         pa.array(pids.astype(np.int32, copy=False)),
         pa.array(rows.cpus),
         rows.machines.arrow(),

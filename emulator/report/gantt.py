@@ -25,7 +25,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..data.metrics import INT, is_in, numbers
+from ..data.metrics import INT, cluster_codes, is_in, numbers
 from .data import WAIT_COLOURS, RunData, categories, job_rows
 from .style import legend_patches, new_figure, palette, time_axis, time_unit
 
@@ -103,7 +103,7 @@ def run_segments(events: pa.Table, cluster: int) -> tuple[pa.Table, np.ndarray, 
     A run the trace never closes (a run directory of a run that died) ends at the trace's last time.
     """
     kinds = events.column("kind")
-    mask = (numbers(events, "cluster", INT) == cluster) & is_in(kinds, OPEN + CLOSE)
+    mask = (cluster_codes(events) == cluster) & is_in(kinds, OPEN + CLOSE)
     rows = events.filter(pa.array(mask))
     job, time = numbers(rows, "job", INT), numbers(rows, "time")
     opens = is_in(rows.column("kind"), OPEN)

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from ..data.metrics import INT, is_in, numbers
+from ..data.metrics import INT, cluster_codes, is_in, numbers
 from .data import RunData
 from .style import last_time, new_figure, palette, steps, time_axis
 
@@ -32,7 +32,7 @@ class Queue:
 def queue_lengths(run: RunData) -> list[Queue]:
     """Each cluster's queue length after every distinct event time, in platform order."""
     events = run.events
-    cluster = numbers(events, "cluster", INT)
+    cluster = cluster_codes(events)
     kinds = events.column("kind")
     keep = (cluster >= 0) & is_in(kinds, (*JOIN, *LEAVE, "reject", "kill"))
     events, cluster = events.filter(pa.array(keep)), cluster[keep]
