@@ -83,7 +83,7 @@ import tomllib
 from pathlib import Path
 
 import tomli_w
-from bench_markdown import Region, add_option, bullets, measured_on, table
+from bench_markdown import Region, add_option, bullets, measured_on, not_reached, table
 
 from emulator.cli_workloads import trace_scenario
 from workloads import presets
@@ -317,11 +317,21 @@ def speedup_lines(rows: dict[str, dict]) -> list[str]:
     ]
 
 
-def markdown(rows: dict[str, dict], skipped: list[str]) -> str:
+def measure(name: str, args: argparse.Namespace, work: Path) -> dict:
+    """One row: its scenario (synthetic ones shortened by ``--jobs``), the fastest of ``--repeat`` runs."""
+    document = SCENARIOS[name](args.shared)
+    if args.jobs and document and document["workload"]["source"] == "synthetic":
+        document["workload"]["jobs"] = args.jobs
+    return min(
+        (run_once(name, document, work) for _ in range(max(args.repeat, 1))), key=lambda r: r["wall_s"]
+    )
+
+
+def markdown(rows: dict[str, dict], left_out: list[str]) -> str:
     """The rows as a Markdown table, then the speed-ups and the rows left out."""
     cells = [[fmt.format(row[key]) for _, key, fmt, _ in COLUMNS] for row in rows.values()]
     titles = [title for title, _, _, _ in COLUMNS]
-    return table(titles, cells) + "\n\n" + bullets(speedup_lines(rows) + skipped)
+    return table(titles, cells) + "\n\n" + bullets(speedup_lines(rows) + left_out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -348,25 +358,21 @@ def main(argv: list[str] | None = None) -> int:
     if not args.json:
         print(table_line([title for title, _, _, _ in COLUMNS]))
     with tempfile.TemporaryDirectory(prefix="gridemu-bench-") as tmp:
-        for name in names:
+        for i, name in enumerate(names):
             trace = TRACES.get(name[:3])
             if trace and not (args.shared / trace).is_file():
                 skipped.append(f"{name}: skipped, {args.shared / trace} not found (see --shared)")
                 print(skipped[-1], file=sys.stderr)
-                continue
-            document = SCENARIOS[name](args.shared)
-            if args.jobs and document and document["workload"]["source"] == "synthetic":
-                document["workload"]["jobs"] = args.jobs
-            runs = [run_once(name, document, Path(tmp)) for _ in range(max(args.repeat, 1))]
-            row = done[name] = min(runs, key=lambda r: r["wall_s"])
-            if args.json:
-                print(json.dumps(row), flush=True)
             else:
-                print(table_line([fmt.format(row[key]) for _, key, fmt, _ in COLUMNS]), flush=True)
+                row = done[name] = measure(name, args, Path(tmp))
+                if args.json:
+                    print(json.dumps(row), flush=True)
+                else:
+                    print(table_line([fmt.format(row[key]) for _, key, fmt, _ in COLUMNS]), flush=True)
+            if region:
+                region.replace(header, markdown(done, skipped + not_reached(names[i + 1 :])))
     if not args.json:
         print("\n".join(speedup_lines(done)))
-    if region:
-        region.replace(header, markdown(done, skipped))
     return 1 if skipped else 0
 
 

@@ -7,8 +7,9 @@ alone. Above its tables a region says when, where (cores, CPU model, RAM, load) 
 commit they were measured, and the exact command that measured them.
 
     region = Region.of(args.markdown, "bench.py")  # checked before any benchmark runs
-    ...
-    region.replace(measured_on("bench.py", argv), table(titles, rows))
+    header = measured_on("bench.py", argv)
+    ...  # after each row:
+    region.replace(header, table(titles, rows), bullets(not_reached(names_left)))
 """
 
 from __future__ import annotations
@@ -104,6 +105,12 @@ def table(titles: list[str], rows: list[list[str]]) -> str:
 def bullets(lines: list[str]) -> str:
     """Notes under a table (speed-ups, rows skipped) as a Markdown list."""
     return "\n".join(f"- {line}" for line in lines)
+
+
+def not_reached(names: list[str]) -> list[str]:
+    """The note on rows a run has not measured (yet): regions are rewritten after every row or
+    table, so a run stopped midway leaves what it measured, saying what it left out."""
+    return [f"not measured: {', '.join(names)} (the run had not reached them)"] if names else []
 
 
 def measured_on(script: str, argv: list[str]) -> str:

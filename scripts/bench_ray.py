@@ -76,7 +76,7 @@ from pathlib import Path
 
 import numpy as np
 import ray
-from bench_markdown import Region, add_option, measured_on
+from bench_markdown import Region, add_option, bullets, measured_on, not_reached
 from bench_markdown import table as markdown_table
 
 from actors import RayTransport, ray_backend
@@ -530,17 +530,19 @@ def main(argv: list[str] | None = None) -> int:
         "sweep": sweep_rows,
     }
     rows: list[dict] = []
-    for name, table in tables.items():
-        if name in wanted:
-            with local_ray():  # a fresh Ray for each table: after the barrier table's compiled graphs,
-                rows += table()  # every later Ray row ran slower (case d: 9.8 ms of barrier a round, not 2)
+    names = [name for name in tables if name in wanted]
+    for i, name in enumerate(names):
+        with local_ray():  # a fresh Ray for each table: after the barrier table's compiled graphs,
+            rows += tables[
+                name
+            ]()  # every later Ray row ran slower (case d: 9.8 ms of barrier a round, not 2)
+        if region:
+            region.replace(header, *markdown(rows), bullets(not_reached(names[i + 1 :])))
     if args.json:
         for row in rows:
             print(json.dumps(row))
     else:
         show(rows)
-    if region:
-        region.replace(header, *markdown(rows))
     return 0
 
 

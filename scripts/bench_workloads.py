@@ -45,7 +45,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_markdown import Region, add_option, bullets, measured_on, table
+from bench_markdown import Region, add_option, bullets, measured_on, not_reached, table
 
 DEFAULT_SHARED = Path(os.environ.get("GRIDEMU_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 RSS_UNIT = 2**20 if sys.platform == "darwin" else 2**10  # ru_maxrss: bytes on macOS, KiB on Linux
@@ -205,21 +205,23 @@ def main(argv: list[str] | None = None) -> int:
     region = Region.of(args.markdown, "bench_workloads.py")
     header = measured_on("bench_workloads.py", sys.argv[1:] if argv is None else argv)
     skipped, cells = [], []
+    names = args.only or list(ROWS)
     if not args.json:
         print(table_line([title for title, _, _, _ in COLUMNS]))
-    for name in args.only or list(ROWS):
+    for i, name in enumerate(names):
         needs = [args.shared / f for f in ROWS[name][1]]
         if not all(p.is_file() for p in needs):
             skipped.append(f"{name}: skipped, {needs[0]} not found (see --shared)")
             print(skipped[-1], file=sys.stderr)
-            continue
-        row = min(
-            (run_row(name, args.shared) for _ in range(max(args.repeat, 1))), key=lambda r: r["seconds"]
-        )
-        cells.append([fmt.format(row[k]) for _, k, fmt, _ in COLUMNS])
-        print(json.dumps(row) if args.json else table_line(cells[-1]))
-    if region:
-        region.replace(header, table([title for title, _, _, _ in COLUMNS], cells), bullets(skipped))
+        else:
+            row = min(
+                (run_row(name, args.shared) for _ in range(max(args.repeat, 1))), key=lambda r: r["seconds"]
+            )
+            cells.append([fmt.format(row[k]) for _, k, fmt, _ in COLUMNS])
+            print(json.dumps(row) if args.json else table_line(cells[-1]))
+        if region:
+            notes = bullets(skipped + not_reached(names[i + 1 :]))
+            region.replace(header, table([title for title, _, _, _ in COLUMNS], cells), notes)
     return 1 if skipped else 0
 
 

@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_markdown import Region, table  # noqa: E402
+from bench_markdown import Region, not_reached, table  # noqa: E402
 
 TINY = {  # each script's smallest run: a few seconds (bench_ray's starts Ray)
     "bench.py": ["--only", "synthetic-16-clusters", "--jobs", "100"],
@@ -53,6 +53,15 @@ def test_markdown_replaces_only_the_scripts_region(script, tmp_path):
     assert re.search(r"; commit [0-9a-f]{7,}", inside)
     assert TITLES[script] in inside
     assert inside.count("\n| ") >= 3  # titles, rule, one row at least
+    assert "not measured" not in inside  # said only while rows are left, or when a run stopped early
+
+
+def test_a_region_names_the_rows_a_run_has_not_reached():
+    # Regions are rewritten after every row: a run stopped midway leaves this note under its rows.
+    assert not_reached(["grid1000", "two-level-ms"]) == [
+        "not measured: grid1000, two-level-ms (the run had not reached them)"
+    ]
+    assert not_reached([]) == []
 
 
 def test_a_region_keeps_the_bytes_around_it(tmp_path):
