@@ -179,7 +179,7 @@ INERT_ANY = "varying {key} changed no metric: every value gave the same results 
 INERT = {
     "seed": "the seeds gave identical results (± 0): nothing in this scenario draws from the seed; on a"
     ' trace, [workload] resample = "window" or "bootstrap" or estimate_noise make each seed a'
-    " replicate (README: Variance on a trace)",
+    " replicate (docs/guide.md: Variance on a trace)",
 }
 """The warning for a varied key that changed nothing (:func:`emulator.engine.sweep.inert_keys`)."""
 

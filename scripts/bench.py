@@ -63,7 +63,11 @@ fcfs, >= 8,000 jobs/s with easy, peak RSS < 400 MB. For scale, on a 2-core
 machine the Python peer AccaSim 1.1.3 does 655 (FCFS) and 1,305 (EASY) jobs/s
 on this trace.
 
+``--markdown [FILE]`` also writes the table into FILE's ``bench.py`` region (default
+``docs/performance.md``; ``scripts/bench_markdown.py``).
+
     python scripts/bench.py [--only NAME ...] [--repeat N] [--jobs N] [--json] [--shared DIR]
+                            [--markdown [FILE]]
 """
 
 from __future__ import annotations
@@ -79,6 +83,7 @@ import tomllib
 from pathlib import Path
 
 import tomli_w
+from bench_markdown import Region, add_option, bullets, measured_on, not_reached, table
 
 from emulator.cli_workloads import trace_scenario
 from workloads import presets
@@ -312,6 +317,23 @@ def speedup_lines(rows: dict[str, dict]) -> list[str]:
     ]
 
 
+def measure(name: str, args: argparse.Namespace, work: Path) -> dict:
+    """One row: its scenario (synthetic ones shortened by ``--jobs``), the fastest of ``--repeat`` runs."""
+    document = SCENARIOS[name](args.shared)
+    if args.jobs and document and document["workload"]["source"] == "synthetic":
+        document["workload"]["jobs"] = args.jobs
+    return min(
+        (run_once(name, document, work) for _ in range(max(args.repeat, 1))), key=lambda r: r["wall_s"]
+    )
+
+
+def markdown(rows: dict[str, dict], left_out: list[str]) -> str:
+    """The rows as a Markdown table, then the speed-ups and the rows left out."""
+    cells = [[fmt.format(row[key]) for _, key, fmt, _ in COLUMNS] for row in rows.values()]
+    titles = [title for title, _, _, _ in COLUMNS]
+    return table(titles, cells) + "\n\n" + bullets(speedup_lines(rows) + left_out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", choices=list(SCENARIOS), metavar="NAME", help="repeatable")
@@ -326,31 +348,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--shared", type=Path, default=DEFAULT_SHARED, help=f"shared folder (default {DEFAULT_SHARED})"
     )
+    add_option(parser)
     args = parser.parse_args(argv)
+    region = Region.of(args.markdown, "bench.py")
+    header = measured_on("bench.py", sys.argv[1:] if argv is None else argv)
     names = args.only or list(SCENARIOS)
-    missing = 0
+    skipped: list[str] = []
     done: dict[str, dict] = {}
     if not args.json:
         print(table_line([title for title, _, _, _ in COLUMNS]))
     with tempfile.TemporaryDirectory(prefix="gridemu-bench-") as tmp:
-        for name in names:
+        for i, name in enumerate(names):
             trace = TRACES.get(name[:3])
             if trace and not (args.shared / trace).is_file():
-                print(f"{name}: skipped, {args.shared / trace} not found (see --shared)", file=sys.stderr)
-                missing += 1
-                continue
-            document = SCENARIOS[name](args.shared)
-            if args.jobs and document and document["workload"]["source"] == "synthetic":
-                document["workload"]["jobs"] = args.jobs
-            runs = [run_once(name, document, Path(tmp)) for _ in range(max(args.repeat, 1))]
-            row = done[name] = min(runs, key=lambda r: r["wall_s"])
-            if args.json:
-                print(json.dumps(row), flush=True)
+                skipped.append(f"{name}: skipped, {args.shared / trace} not found (see --shared)")
+                print(skipped[-1], file=sys.stderr)
             else:
-                print(table_line([fmt.format(row[key]) for _, key, fmt, _ in COLUMNS]), flush=True)
+                row = done[name] = measure(name, args, Path(tmp))
+                if args.json:
+                    print(json.dumps(row), flush=True)
+                else:
+                    print(table_line([fmt.format(row[key]) for _, key, fmt, _ in COLUMNS]), flush=True)
+            if region:
+                region.replace(header, markdown(done, skipped + not_reached(names[i + 1 :])))
     if not args.json:
         print("\n".join(speedup_lines(done)))
-    return 1 if missing else 0
+    return 1 if skipped else 0
 
 
 if __name__ == "__main__":

@@ -52,8 +52,12 @@ Four tables:
 4. ``sweep``: 20 independent quickstart runs (10k jobs each) one after another vs a process
    pool vs Ray tasks; the target is >= 1.8x faster than sequential.
 
+``--markdown [FILE]`` also writes the tables into FILE's ``bench_ray.py`` region (default
+``docs/performance.md``; ``scripts/bench_markdown.py``).
+
     python scripts/bench_ray.py [--only barrier|backends|weak|sweep] [--cases abcd] [--weak 8 32 128]
-                                [--weak-latency 1 30] [--repeat N] [--rounds N] [--json]
+                                [--weak-latency 1 30] [--repeat N] [--rounds N] [--barrier 1 2 4 16]
+                                [--calls plain direct compiled] [--json] [--markdown [FILE]]
 """
 
 from __future__ import annotations
@@ -72,6 +76,8 @@ from pathlib import Path
 
 import numpy as np
 import ray
+from bench_markdown import Region, add_option, bullets, measured_on, not_reached
+from bench_markdown import table as markdown_table
 
 from actors import RayTransport, ray_backend
 from actors.calls import HostCalls
@@ -146,10 +152,11 @@ CALLS = ("plain", "direct", "compiled")
 """The ways a round can call the actors (``gridemu run --ray-calls``)."""
 
 
-def barrier_rows(rounds: int, repeats: int = REPEATS) -> list[dict]:
+def barrier_rows(rounds: int, sizes=PARTITIONS, ways=CALLS, repeats: int = REPEATS) -> list[dict]:
+    """The barrier table: ``sizes`` partitions, one per actor, called each way of ``ways``."""
     rows = []
-    for n in PARTITIONS:
-        for calls in CALLS:
+    for n in sizes:
+        for calls in ways:
             ours, raw = [], []
             for _ in range(repeats):
                 ours.append(our_round(n, rounds, calls))
@@ -460,16 +467,26 @@ def local_ray():
         ray.shutdown()
 
 
-def show(rows: list[dict]) -> None:
-    for table in dict.fromkeys(r["table"] for r in rows):
-        part = [{k: v for k, v in r.items() if k != "table"} for r in rows if r["table"] == table]
+def grouped(rows: list[dict]):
+    """Each table's name, column titles and formatted cells, in the order the rows came."""
+    for name in dict.fromkeys(r["table"] for r in rows):
+        part = [{k: v for k, v in r.items() if k != "table"} for r in rows if r["table"] == name]
         cols = list(part[0])
-        cells = [[_fmt(r[c]) for c in cols] for r in part]
+        yield name, cols, [[_fmt(r[c]) for c in cols] for r in part]
+
+
+def show(rows: list[dict]) -> None:
+    for name, cols, cells in grouped(rows):
         widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
-        print(f"\n{table}")
+        print(f"\n{name}")
         print("  ".join(c.rjust(w) for c, w in zip(cols, widths, strict=True)))
         for row in cells:
             print("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
+
+
+def markdown(rows: list[dict]) -> list[str]:
+    """Each table as a bold title and a Markdown table."""
+    return [f"**{name}**\n\n{markdown_table(cols, cells)}" for name, cols, cells in grouped(rows)]
 
 
 def _fmt(value) -> str:
@@ -480,6 +497,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", choices=["barrier", "backends", "weak", "sweep"])
     parser.add_argument("--rounds", type=int, default=1000, help="rounds per barrier measurement")
+    parser.add_argument(
+        "--barrier", type=int, nargs="+", default=list(PARTITIONS), help="partitions in the barrier rows"
+    )
+    parser.add_argument(
+        "--calls", nargs="+", choices=CALLS, default=list(CALLS), help="ways of calling in the barrier rows"
+    )
     parser.add_argument("--cases", default="abcd", help="which backends cases to run (default: abcd)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     parser.add_argument(
@@ -495,19 +518,26 @@ def main(argv: list[str] | None = None) -> int:
         default=list(WEAK_LATENCIES),
         help="link latencies (s) of the weak-scaling rows",
     )
+    add_option(parser)
     args = parser.parse_args(argv)
+    region = Region.of(args.markdown, "bench_ray.py")
+    header = measured_on("bench_ray.py", sys.argv[1:] if argv is None else argv)
     wanted = args.only or ["barrier", "backends", "weak", "sweep"]
     tables = {
-        "barrier": lambda: barrier_rows(args.rounds),
+        "barrier": lambda: barrier_rows(args.rounds, args.barrier, args.calls),
         "backends": lambda: backend_rows(args.cases),
         "weak": lambda: weak_rows(args.weak, args.weak_latency, args.repeat),
         "sweep": sweep_rows,
     }
     rows: list[dict] = []
-    for name, table in tables.items():
-        if name in wanted:
-            with local_ray():  # a fresh Ray for each table: after the barrier table's compiled graphs,
-                rows += table()  # every later Ray row ran slower (case d: 9.8 ms of barrier a round, not 2)
+    names = [name for name in tables if name in wanted]
+    for i, name in enumerate(names):
+        with local_ray():  # a fresh Ray for each table: after the barrier table's compiled graphs,
+            rows += tables[
+                name
+            ]()  # every later Ray row ran slower (case d: 9.8 ms of barrier a round, not 2)
+        if region:
+            region.replace(header, *markdown(rows), bullets(not_reached(names[i + 1 :])))
     if args.json:
         for row in rows:
             print(json.dumps(row))

@@ -26,7 +26,11 @@ Rows:
 Targets (issue 3): parse + convert >= 300,000 jobs/s; 1M two-level jobs in < 5 s.
 Issue 9: the workload perturbations of 1M jobs well under a second.
 
+``--markdown [FILE]`` also writes the table into FILE's ``bench_workloads.py`` region (default
+``docs/performance.md``; ``scripts/bench_markdown.py``).
+
     python scripts/bench_workloads.py [--only NAME ...] [--repeat N] [--json] [--shared DIR]
+                                      [--markdown [FILE]]
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_markdown import Region, add_option, bullets, measured_on, not_reached, table
 
 DEFAULT_SHARED = Path(os.environ.get("GRIDEMU_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 RSS_UNIT = 2**20 if sys.platform == "darwin" else 2**10  # ru_maxrss: bytes on macOS, KiB on Linux
@@ -191,24 +197,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, metavar="N", help="best (fastest) of N runs")
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED, help=f"default {DEFAULT_SHARED}")
     parser.add_argument("--child", choices=list(ROWS), help=argparse.SUPPRESS)
+    add_option(parser)
     args = parser.parse_args(argv)
     if args.child:
         child(args.child, args.shared)
         return 0
-    missing = 0
+    region = Region.of(args.markdown, "bench_workloads.py")
+    header = measured_on("bench_workloads.py", sys.argv[1:] if argv is None else argv)
+    skipped, cells = [], []
+    names = args.only or list(ROWS)
     if not args.json:
         print(table_line([title for title, _, _, _ in COLUMNS]))
-    for name in args.only or list(ROWS):
+    for i, name in enumerate(names):
         needs = [args.shared / f for f in ROWS[name][1]]
         if not all(p.is_file() for p in needs):
-            print(f"{name}: skipped, {needs[0]} not found (see --shared)", file=sys.stderr)
-            missing += 1
-            continue
-        row = min(
-            (run_row(name, args.shared) for _ in range(max(args.repeat, 1))), key=lambda r: r["seconds"]
-        )
-        print(json.dumps(row) if args.json else table_line([fmt.format(row[k]) for _, k, fmt, _ in COLUMNS]))
-    return 1 if missing else 0
+            skipped.append(f"{name}: skipped, {needs[0]} not found (see --shared)")
+            print(skipped[-1], file=sys.stderr)
+        else:
+            row = min(
+                (run_row(name, args.shared) for _ in range(max(args.repeat, 1))), key=lambda r: r["seconds"]
+            )
+            cells.append([fmt.format(row[k]) for _, k, fmt, _ in COLUMNS])
+            print(json.dumps(row) if args.json else table_line(cells[-1]))
+        if region:
+            notes = bullets(skipped + not_reached(names[i + 1 :]))
+            region.replace(header, table([title for title, _, _, _ in COLUMNS], cells), notes)
+    return 1 if skipped else 0
 
 
 if __name__ == "__main__":

@@ -207,13 +207,13 @@ def test_a_job_held_with_nothing_left_to_wake_it_is_rejected_not_lost():
     assert "held by meta policy hold-forever" in rows[-1][7]
 
 
-def test_the_readmes_muscle_commands_run(tmp_path, capsys):
-    # Every `gridemu run --preset muscle` line of the README, with fewer jobs.
+def test_the_guides_muscle_commands_run(tmp_path, capsys):
+    # Every `gridemu run --preset muscle` line of the guide, with fewer jobs.
     from pathlib import Path
 
     from emulator.cli import main
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text()
     commands = [
         shlex.split(line.split("#")[0])
         for line in readme.replace("\\\n", " ").splitlines()

@@ -196,8 +196,8 @@ def test_priorities_travel_to_the_clusters_and_started_jobs_leave_the_load(tmp_p
     assert [rows[i]["start"] for i in range(1, 6)] == [11, 1, 1, 61, 111]
 
 
-def test_the_readmes_two_level_commands_run(tmp_path, capsys):
-    # The README's three cases of the two-level experiment, with fewer jobs; the priority
+def test_the_guides_two_level_commands_run(tmp_path, capsys):
+    # The guide's three cases of the two-level experiment, with fewer jobs; the priority
     # reaches the clusters (MS case) and the policies named are the ones that ran.
     import json
     import shlex
@@ -205,7 +205,7 @@ def test_the_readmes_two_level_commands_run(tmp_path, capsys):
 
     from emulator.cli import main
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text()
     commands = [
         shlex.split(line)
         for line in readme.splitlines()
