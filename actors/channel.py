@@ -4,7 +4,7 @@ A plain Ray call costs about a millisecond of wall time and half of one of the
 driver's CPU (RAY.md), and a compiled graph's channels poll, taking the cores
 the partitions need. On a meta-scheduled grid a round is a few milliseconds
 of work, so that millisecond decides whether Ray pays off
-(docs/performance-history.md). A direct line is a connected
+(docs/performance.md, its history). A direct line is a connected
 Unix socket per actor: the driver writes a call, a thread in the actor blocks
 on its end, runs the call and writes the answer back; no process polls.
 

@@ -36,7 +36,7 @@ def static_weights(scenario: Scenario) -> list[float]:
     partition does one cheap call per job, not work per machine: weight 0 puts
     it, last, on the lightest actor; measured rebalancing moves it if that was
     wrong (a weight per job would outweigh clusters whose jobs cost more, as
-    under CS 2.0). The measurements: docs/performance-history.md.
+    under CS 2.0). The measurements: docs/performance.md, its history.
     """
     direct, via_meta = entries(scenario)
     clusters = scenario.platform.clusters

@@ -52,7 +52,7 @@ from .session import ray_session
 PIPELINE_FROM = 2e-3
 """Rounds are pipelined (:meth:`emulator.sync.coordinator._Drive.pipelined`) once a round's compute (its
 slowest host's, a moving mean) reaches this many seconds. Pipelining halves each call's window and
-triples the driver's turns, which pays only where windows hold work (docs/performance-history.md)."""
+triples the driver's turns, which pays only where windows hold work (docs/performance.md, its history)."""
 
 PIPELINE_FROM_PLAIN = 20e-3
 """The same over plain Ray calls (an actor on another node; ``--ray-calls plain``), ten times as costly

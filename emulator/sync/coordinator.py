@@ -501,7 +501,7 @@ LEAD = 6
 """Windows a free-running partition may be called ahead of the watermark (its rows wait in the sink).
 Fewer, and an actor that far ahead waits for the others to move the watermark, with calls queued
 (:data:`actors.queued.PIPELINE`) it could run; the sink then holds up to ~100k rows on LCG's 170
-sites, under :data:`HELD_ROWS` (docs/performance-history.md)."""
+sites, under :data:`HELD_ROWS` (docs/performance.md, its history)."""
 
 
 class Windows:
