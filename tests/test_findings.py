@@ -240,9 +240,9 @@ def test_a_run_interrupted_while_writing_jobs_is_explained_and_replaced_with_ove
     monkeypatch.setattr(trace.PartFile, "write", interrupted)
     assert main(argv) == EXIT_INTERRUPTED
     assert "interrupted; the files written so far are kept" in one_line(capsys)
-    assert sorted(p.name for p in out.iterdir()) == [
+    assert sorted(p.name for p in out.iterdir()) == [  # (jobs.arrow is complete before events.arrow is)
         ".running",
-        "events.arrow",
+        "events.arrow.part",
         "jobs.arrow.part",
         "scenario.toml",
     ]
