@@ -315,3 +315,31 @@ def test_is_in_on_a_dictionary_column_is_is_in_on_its_strings():
     for values in [("start",), ("finish", "reject", "kill"), ("nothing",), ()]:
         assert is_in(column, values).tolist() == is_in(plain, values).tolist()
     assert is_in(column, ("start", "kill")).tolist() == [True, False, False, False, True, True, False]
+
+
+def test_a_runs_summary_reads_only_the_event_columns_the_metrics_use(tmp_path):
+    from dataclasses import replace
+
+    from emulator import load_scenario, run
+    from emulator.engine.runner import _events_for_metrics
+
+    scenario = load_scenario("quickstart", ["workload.jobs=20"])
+    run(scenario, tmp_path / "run")
+    events = tmp_path / "run" / "events.arrow"
+    assert _events_for_metrics(events, scenario.platform).column_names == [
+        "time",
+        "kind",
+        "job",
+        "cluster",
+        "info",
+    ]
+    clusters = scenario.platform.clusters
+    shared = Platform((replace(clusters[0], license_per_machine=True), *clusters[1:]))
+    assert _events_for_metrics(events, shared).column_names == [
+        "time",
+        "kind",
+        "job",
+        "cluster",
+        "machines",
+        "info",
+    ]

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from emulator.core.model import PLACEMENTS, USER_CLASSES, Job
 
-from .table import job_table, to_jobs
+from .table import job_table, labels, to_jobs
 
 LICENSE_ROWS = 1 << 16
 """Jobs whose license draws are sorted at once (bounds memory for million-job streams)."""
@@ -89,12 +89,6 @@ def columns(spec: SyntheticSpec, rng: np.random.Generator, license_names: list[s
 def generate(spec: SyntheticSpec, rng: np.random.Generator, license_names: list[str]) -> list[Job]:
     """Draw ``spec.jobs`` jobs; ``license_names`` are the license types jobs may ask for."""
     return to_jobs(columns(spec, rng, license_names))
-
-
-def labels(codes: np.ndarray, names: tuple[str, ...] | list[str]) -> pa.Array:
-    """Strings by index, built in Arrow (no Python string per row)."""
-    dictionary = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(list(names)))
-    return dictionary.cast(pa.string())
 
 
 def pick_licenses(

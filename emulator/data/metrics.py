@@ -35,6 +35,10 @@ RUN, STOP = ("start", "resume"), ("finish", "preempt", "kill")
 
 FLOAT, INT = pa.float64(), pa.int64()
 
+EVENT_COLUMNS = ("time", "kind", "job", "cluster", "info")
+"""The columns of ``events.arrow`` :func:`summarize` reads (and ``machines`` when a cluster counts license
+copies per machine): a run's summary reads only these."""
+
 METRICS = (
     "jobs_finished",
     "mean_wait",
@@ -129,7 +133,7 @@ def summarize(
     total_work = cols["work"][cols["reached"]].sum()
     measured = options.measured(cols["submit"])
     grid = _job_metrics(cols, measured, sum(c.cpus for c in clusters), options.bsld_threshold)
-    grid |= _usage_metrics(series, series["cluster"] >= 0, clusters)
+    grid |= _usage_metrics(series, slice(None), clusters)  # (every event of the series is a cluster's)
     grid["workload_share"] = 1.0 if total_work > 0 else None
     grid["mcp"] = grid["pb"] = None  # from the clusters' CP, below
     failures = _failure_counts(events, len(clusters))
@@ -415,9 +419,14 @@ def _usage_deltas(
     wanted = is_arrive.astype(np.int64) - leave
     used = _kinds_in(kind, RUN).astype(np.int64) - _kinds_in(kind, STOP)
     time = numbers(events, "time")[keep]
-    cpus, licenses = cols["cpus"][rows], cols["licenses"][rows]
-    licenses_used = used * licenses
-    if any(per_machine):
+    cpus = cols["cpus"][rows]
+    licensed = bool(cols["licenses"].any())
+    if licensed:
+        licenses = cols["licenses"][rows]
+        licenses_used, licenses_wanted = used * licenses, wanted * licenses
+    else:  # (zeros the kernel maps on demand: a run without licenses touches none of them)
+        licenses_used, licenses_wanted = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
+    if licensed and any(per_machine):
         shared = np.array(per_machine, dtype=bool)[cluster] & (used != 0) & (licenses > 0)
         if shared.any():
             at = np.flatnonzero(shared)
@@ -431,7 +440,7 @@ def _usage_deltas(
         "cpus_used": used * cpus,
         "cpus_wanted": wanted * cpus,
         "licenses_used": licenses_used,
-        "licenses_wanted": wanted * licenses,
+        "licenses_wanted": licenses_wanted,
     }
     if not np.any(time[1:] < time[:-1]):  # sorted, as a trace is
         return series
@@ -539,9 +548,13 @@ def _usage(time: np.ndarray, used: np.ndarray, wanted: np.ndarray, capacity: int
     """
     if capacity <= 0 or len(time) < 2 or time[-1] <= time[0]:
         return None
-    busy, demand = np.cumsum(used), np.minimum(capacity, np.cumsum(wanted))
-    level = np.divide(busy, demand, out=np.zeros(len(time)), where=demand > 0)
-    return _num((level[:-1] * np.diff(time)).sum() / (time[-1] - time[0]))
+    demand = np.cumsum(wanted)
+    np.minimum(demand, capacity, out=demand)
+    level = np.divide(np.cumsum(used), demand, out=np.zeros(len(time)), where=demand > 0)
+    del demand
+    steps = np.diff(time)
+    steps *= level[:-1]  # (in place: a million-job grid's series are tens of MB each)
+    return _num(steps.sum() / (time[-1] - time[0]))
 
 
 def rows_of(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:

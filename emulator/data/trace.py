@@ -69,6 +69,8 @@ JOB_OUTCOMES = pa.schema(
     ]
 )
 """What became of each job, after its inputs (:data:`~emulator.core.model.JOB_INPUTS`) in ``jobs.arrow``."""
+STATUSES = ("finished", "killed", "rejected")
+"""``jobs.arrow``'s ``status`` values."""
 JOB_PREEMPTIONS = pa.schema(
     [
         ("preemptions", pa.int32()),
@@ -197,7 +199,8 @@ class Outcomes:
 
     def __init__(self, jobs: list[Job], platform: Platform) -> None:
         self.names = [c.name for c in platform.clusters]
-        self.pos = {job.id: i for i, job in enumerate(jobs)}
+        self._ids = np.fromiter((job.id for job in jobs), dtype=np.int64, count=len(jobs))
+        self._order = _sorting(self._ids)  # (None: the ids ascend, as a generator's and most traces' do)
         n = len(jobs)
         self.cluster = np.full(n, -1, dtype=np.int32)
         self.arrive = np.full(n, np.nan)
@@ -212,8 +215,6 @@ class Outcomes:
         self._ran = np.zeros(n)  # preempted jobs: seconds on CPUs over their closed runs
         self._kept = np.zeros(n)  # preempted jobs: CPU-seconds of progress since their last zero
         self._opened: dict[int, tuple] = {}  # resumed jobs: (current run's start, overhead, CPUs)
-        self._ids: np.ndarray | None = None  # job ids sorted, and their positions (_positions)
-        self._order: np.ndarray | None = None
 
     def record(self, rows: RowBlock) -> None:
         """Each job's outcome from its rows: at once, by column, when every row only moves a job along
@@ -242,28 +243,24 @@ class Outcomes:
             self.reason[i] = reason
 
     def _positions(self, jobs: np.ndarray) -> np.ndarray:
-        """The positions of job ids in ``jobs`` order."""
-        if self._ids is None:
-            ids = self._job_ids()
-            self._order = np.argsort(ids, kind="stable")
-            self._ids = ids[self._order]
-        return self._order[np.searchsorted(self._ids, jobs)]
-
-    def _job_ids(self) -> np.ndarray:
-        return np.fromiter(self.pos, dtype=np.int64, count=len(self.pos))
+        """The positions of job ids ``jobs`` in the jobs' order: a binary search in the ids, not a dict
+        from id to position (a million jobs' dict and position ints took ~70 MB for the whole run)."""
+        if self._order is None:
+            return np.searchsorted(self._ids, jobs)
+        return self._order[np.searchsorted(self._ids[self._order], jobs)]
 
     def _record_rows(self, rows: list[tuple]) -> None:
-        pos = self.pos
-        for time, kind, job, cluster, cpus, machines, pes, info in rows:
+        jobs = np.fromiter((row[2] for row in rows), dtype=np.int64, count=len(rows))
+        for i, (time, kind, _, cluster, cpus, machines, pes, info) in zip(
+            self._positions(jobs).tolist(), rows, strict=True
+        ):
             if kind == SUBMIT:  # (a quarter of the rows, and no outcome: spare them every test below)
                 continue
             if kind in (DISPATCHED, ARRIVE):
-                i = pos[job]
                 self.cluster[i] = cluster
                 if kind == ARRIVE:
                     self.arrive[i] = time
             elif kind == START:
-                i = pos[job]
                 if self.start[i] != self.start[i]:  # NaN: its first start
                     self.start[i] = time
                 else:  # sent back by an outage, started elsewhere: from zero
@@ -272,11 +269,10 @@ class Outcomes:
                     self._opened[i] = (time, 0.0, cpus)
                 self.placed.set(i, machines, pes)
             elif kind == FINISH:
-                self.finish[pos[job]] = time
+                self.finish[i] = time
             elif kind == REJECT:
-                self.reason[pos[job]] = info
+                self.reason[i] = info
             elif kind in (PREEMPT, KILL):
-                i = pos[job]
                 opened, overhead, _ = self._opened.get(i, (self.start[i], 0.0, cpus))
                 span = time - opened
                 self._ran[i] += span
@@ -291,7 +287,6 @@ class Outcomes:
                 else:
                     self.kills[i] += 1
             elif kind == RESUME:
-                i = pos[job]
                 resumed, overhead = parse_resume(info)
                 if resumed == STOP:  # restarts from zero: the progress it had is wasted
                     self.wasted[i] += self._kept[i]
@@ -301,23 +296,21 @@ class Outcomes:
 
     def table(self, jobs: list[Job], inputs: pa.Table | None = None) -> pa.Table:
         """``jobs.arrow``'s table: the jobs' inputs (``inputs``, else from ``jobs``), then their outcomes."""
-        if inputs is None:
-            from workloads.table import from_jobs  # (most runs read their jobs as a table: see Scenario)
+        from workloads.table import from_jobs, labels  # (most runs read their jobs as a table: see Scenario)
 
+        if inputs is None:
             inputs = from_jobs(jobs)
-        elif not np.array_equal(inputs.column("id").to_numpy(), self._job_ids()):
+        elif not np.array_equal(inputs.column("id").to_numpy(), self._ids):
             raise ValueError("the jobs' input columns are not those of the jobs run, in their order")
-        finished = ~np.isnan(self.finish)
-        status = np.where(finished, "finished", np.where(self.killed, "killed", "rejected"))
+        status = np.where(~np.isnan(self.finish), 0, np.where(self.killed, 1, 2))
         if self.killed.any():
             for i in np.flatnonzero(self.killed).tolist():
                 self.reason[i] = "killed at its estimate"
-        names = np.array([*self.names, None], dtype=object)[self.cluster]
         submit = inputs.column("submit").to_numpy()
         outcome = {
-            "status": status.tolist(),
+            "status": labels(status, STATUSES),
             "reason": self.reason,
-            "cluster": names.tolist(),
+            "cluster": labels(self.cluster, self.names),
             "arrive": self.arrive,
             "start": self.start,
             "finish": self.finish,
@@ -401,6 +394,11 @@ class Placements:
 
 _SEQUENTIAL = np.array([PREEMPT, KILL, RESUME], dtype=np.int8)
 """Row kinds whose effect on a job depends on its rows before (:meth:`Outcomes.record`)."""
+
+
+def _sorting(ids: np.ndarray) -> np.ndarray | None:
+    """The order that sorts ``ids``; None when they ascend already."""
+    return None if np.all(ids[1:] > ids[:-1]) else np.argsort(ids, kind="stable")
 
 
 def _repeats(index: np.ndarray) -> bool:
@@ -561,6 +559,7 @@ class TraceWriter:
             self.events.close()
             return None
         table = self.outcomes.table(self.jobs, self.inputs)
+        self.outcomes = None  # (the table holds them now: let the run's summary have their memory)
         metadata = {}
         if self.extra is not None:  # a trace's own fields, one row per job in the same order
             for name, column in zip(self.extra.column_names, self.extra.columns, strict=True):

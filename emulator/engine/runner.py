@@ -21,7 +21,7 @@ from ..core.config import ScenarioError, Table
 from ..core.heap import frozen_heap, long_lived
 from ..core.model import Job, LinkClock, Platform, platform_of
 from ..data import rundir
-from ..data.metrics import MetricOptions, summarize
+from ..data.metrics import EVENT_COLUMNS, MetricOptions, summarize
 from ..data.scenario import Scenario, build_platform
 from ..data.scenario import _metric_options as read_metric_options
 from ..data.trace import EVENT_SCHEMA, TraceWriter
@@ -172,17 +172,8 @@ def _run_claimed(
         out_dir, scenario.jobs, scenario.platform, report, extra=scenario.extra, inputs=scenario.inputs
     )
     try:
-        opening = time.perf_counter()
-        with backend(scenario) as transport:
-            stats.startup_seconds = time.perf_counter() - opening
-            tick = None if report is None else lambda: report(writer.jobs_ended)
-            links = Links.of_platform(scenario.platform)
-            with frozen_heap():
-                drive = sequential.driver(transport)  # (in one process: no rounds; InRounds: the rounds)
-                drive(transport, links, writer, stats, tick, tail=_tail(scenario))
-            costs = transport.policy_stats() if hasattr(transport, "policy_stats") else {}
-            closing = time.perf_counter()
-        stats.shutdown_seconds = time.perf_counter() - closing
+        tick = None if report is None else lambda: report(writer.jobs_ended)
+        costs = _drive(scenario, backend, writer, stats, tick)
     except BaseException:
         writer.close(ok=False)
         raise
@@ -215,6 +206,28 @@ def _run_claimed(
     return RunResult(out_dir, summary, jobs, stats)
 
 
+def _drive(
+    scenario: Scenario,
+    backend: Backend,
+    writer: TraceWriter,
+    stats: coordinator.RunStats,
+    tick: Callable[[], None] | None,
+) -> dict:
+    """Open the backend, run its partitions to the end, close it: the scheduler's costs per partition.
+    The partitions are let go on return, before the jobs table and the metrics are built."""
+    opening = time.perf_counter()
+    with backend(scenario) as transport:
+        stats.startup_seconds = time.perf_counter() - opening
+        links = Links.of_platform(scenario.platform)
+        with frozen_heap():
+            drive = sequential.driver(transport)  # (in one process: no rounds; InRounds: the rounds)
+            drive(transport, links, writer, stats, tick, tail=_tail(scenario))
+        costs = transport.policy_stats() if hasattr(transport, "policy_stats") else {}
+        closing = time.perf_counter()
+    stats.shutdown_seconds = time.perf_counter() - closing
+    return costs
+
+
 def build_summary(
     out_dir: Path,
     jobs: pa.Table,
@@ -227,7 +240,7 @@ def build_summary(
     """summary.json: the metrics of the run directory's ``jobs`` and ``events.arrow``
     (:func:`~emulator.data.metrics.summarize`), then its ``workload``, ``run`` and ``scheduler`` blocks
     (a run's own, or what :func:`summarize_stopped` can know afterwards)."""
-    summary = summarize(jobs, _events_for_metrics(out_dir / "events.arrow"), platform, options)
+    summary = summarize(jobs, _events_for_metrics(out_dir / "events.arrow", platform), platform, options)
     summary["workload"] = workload
     summary["run"] = run
     if scheduler is not None:
@@ -316,10 +329,12 @@ def _naming_run_files(out_dir: Path) -> Iterator[None]:
             raise
 
 
-def _events_for_metrics(path: Path) -> pa.Table:
-    """``events.arrow`` without its ``pes`` column, which no metric reads and which is most of a wide
-    trace (decompressing it for nothing took ~200 MB on 1,000 machines x 8 CPUs)."""
-    fields = [i for i, name in enumerate(EVENT_SCHEMA.names) if name != "pes"]
+def _events_for_metrics(path: Path, platform: Platform) -> pa.Table:
+    """``events.arrow``'s columns the metrics read (:data:`~emulator.data.metrics.EVENT_COLUMNS`): not
+    ``pes``, which is most of a wide trace (decompressing it for nothing took ~200 MB on 1,000 machines x
+    8 CPUs), nor ``machines`` unless some cluster counts license copies per machine."""
+    wanted = EVENT_COLUMNS + (("machines",) if any(c.license_per_machine for c in platform.clusters) else ())
+    fields = [i for i, name in enumerate(EVENT_SCHEMA.names) if name in wanted]
     with pa.memory_map(str(path)) as source:
         return pa.ipc.open_file(source, options=pa.ipc.IpcReadOptions(included_fields=fields)).read_all()
 
