@@ -68,7 +68,6 @@ class MetaState:
         self.report_time = np.zeros(n)
         self.in_flight: list[dict[int, float]] = [{} for _ in range(n)]
         self._queued = np.zeros(n, dtype=np.int64)  # reported_queued + len(in_flight), kept as they change
-        self._queued_view = read_only(self._queued)
         self.in_flight_work = np.zeros(n)
         self.up_cpus = self.cpus.copy()
         self.down = np.zeros(n, dtype=bool)
@@ -82,7 +81,7 @@ class MetaState:
     def queued(self) -> np.ndarray:
         """Jobs believed queued at each cluster: last report plus dispatches not yet reported (read-only,
         kept up to date: a least-load choice over 1,000 clusters read it once per job)."""
-        return self._queued_view
+        return read_only(self._queued)  # (a view made here: a stored one would unpickle as a copy)
 
     def speed(self, job: Job) -> np.ndarray:
         """MIPS per CPU ``job`` would run at on each cluster, as placed on the idle cluster (0: cannot).
