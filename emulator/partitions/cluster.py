@@ -176,25 +176,26 @@ class ClusterPartition:
         if inbox:
             self._incoming += len(inbox)
             self.timeline.woken()
-        events = self._events
+        events, state, step = self._events, self.state, self.timeline.step
+        reports = self.reporter is not None
         deadline = perf_counter() + coordinator.CALL_SECONDS
         while events and events[0][0] < horizon and budget > 0:
             budget -= 1
-            self.state.now = time = events[0][0]
+            state.now = time = events[0][0]
             if events[0][1] >= REPORT_DUE_EVENT:  # only stress markers at this time: no scheduling pass
                 self._quiet_time(time)
-                self.timeline.step(time, self.busy)
+                step(time, self.busy)
                 continue
             while events and events[0][0] == time:
                 _, kind, _, data = self._pop()
                 HANDLERS[kind](self, kind, data)
             if self.period:
                 self._plan_tick()
-            else:
+            elif state.queue:  # (a pass over an empty queue decides nothing)
                 self._pass()
-            if self.reporter is not None:
+            if reports:
                 self._report()
-            self.timeline.step(time, self.busy)
+            step(time, self.busy)
             if perf_counter() > deadline:  # a slow policy: the writer flushes between calls
                 break
         out, rows = self._outbox, self._rows

@@ -37,6 +37,22 @@ class Changes:
         """Whether a job arrived, started or left (direct entries alone change no account)."""
         return bool(self.arrived or self.started or self.finished or self.rejected)
 
+    def any(self) -> bool:
+        """Whether any id is listed (direct entries too)."""
+        return bool(self.arrived or self.started or self.finished or self.rejected or self.local)
+
+    def take(self) -> tuple[tuple[int, ...], ...]:
+        """The ids listed, as ``(arrived, started, finished, rejected, local)`` tuples; none are left.
+
+        The lists are emptied, not replaced: a report after every event made five new ones each time.
+        """
+        lists = (self.arrived, self.started, self.finished, self.rejected, self.local)
+        taken = tuple(map(tuple, lists))
+        for ids in lists:
+            if ids:
+                ids.clear()
+        return taken
+
 
 class Reporter:
     """A reporting cluster's side of its link to the meta-scheduler (see the module docstring).
@@ -104,35 +120,33 @@ class Reporter:
     @property
     def pending(self) -> bool:
         """Whether there is anything to tell."""
-        changes = self.changes
-        return changes.of_jobs() or bool(changes.local) or self._news
+        return self._news or self.changes.any()
 
     def status(self, state: ClusterState, down: bool) -> Status:
         """The report of everything pending, as of ``state.now`` (``down``: in an outage)."""
-        changes, backlog, now = self.changes, self.backlog, state.now
+        backlog, now = self.backlog, state.now
+        arrived, started, finished, rejected, local = self.changes.take()
         latency, bandwidth = self._link_report
-        status = Status(
-            queued=len(state.queue),
-            running=len(state.running),
-            free_cpus=state.resources.free_cpus,
-            queued_work=state.queued_work,
-            arrived=tuple(changes.arrived),
-            started=tuple(changes.started),
-            finished=tuple(changes.finished),
-            rejected=tuple(changes.rejected),
-            local=tuple(changes.local),
-            time=now,
-            queued_cpu_work=backlog.queued_cpu_work,
-            running_work=backlog.running_work(now),
-            draining_cpus=backlog.draining_cpus,
-            latency=latency,
-            bandwidth=bandwidth,
-            up_cpus=self.up_cpus,
-            down=down,
-        )
-        self.changes = Changes()
         self._news = False
-        return status
+        return Status(  # (positional: in the field order)
+            len(state.queue),
+            len(state.running),
+            state.resources.free_cpus,
+            state.queued_work,
+            arrived,
+            started,
+            finished,
+            rejected,
+            local,
+            now,
+            backlog.queued_cpu_work,
+            backlog.running_work(now),
+            backlog.draining_cpus,
+            latency,
+            bandwidth,
+            self.up_cpus,
+            down,
+        )
 
     def delivery(self, now: float) -> float:
         """When a report sent ``now`` arrives: after the link's latency, never before an earlier one."""

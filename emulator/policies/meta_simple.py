@@ -47,6 +47,8 @@ class LeastLoad(MetaPolicy):
     """
 
     def choose(self, job: Job, view) -> Choice:
+        if view.eligible_everywhere(job):  # (no mask to apply: one argmin)
+            return Dispatch(int(view.queued.argmin()))
         load = np.where(view.eligible(job), view.queued, _INELIGIBLE)
         best = int(load.argmin())
         if load[best] == _INELIGIBLE:  # (no queue holds that many jobs: none is eligible)

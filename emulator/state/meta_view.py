@@ -67,19 +67,21 @@ class MetaState:
         self.draining_cpus = np.zeros(n, dtype=np.int64)
         self.report_time = np.zeros(n)
         self.in_flight: list[dict[int, float]] = [{} for _ in range(n)]
-        self._flying = np.zeros(n, dtype=np.int64)  # len() of each in_flight dict, kept as they change
+        self._queued = np.zeros(n, dtype=np.int64)  # reported_queued + len(in_flight), kept as they change
         self.in_flight_work = np.zeros(n)
         self.up_cpus = self.cpus.copy()
         self.down = np.zeros(n, dtype=bool)
         self.any_down = False
         self._up = ~self.down
         self._eligible: dict[tuple, np.ndarray] = {}
+        self._everywhere: dict[tuple, bool] = {}
         self._speed: dict[tuple, np.ndarray] = {}
 
     @property
     def queued(self) -> np.ndarray:
-        """Jobs believed queued at each cluster: last report plus dispatches not yet reported."""
-        return self.reported_queued + self._flying
+        """Jobs believed queued at each cluster: last report plus dispatches not yet reported (read-only,
+        kept up to date: a least-load choice over 1,000 clusters read it once per job)."""
+        return read_only(self._queued)  # (a view made here: a stored one would unpickle as a copy)
 
     def speed(self, job: Job) -> np.ndarray:
         """MIPS per CPU ``job`` would run at on each cluster, as placed on the idle cluster (0: cannot).
@@ -100,7 +102,7 @@ class MetaState:
         """The partition dispatched ``job`` to cluster ``c`` (in flight until the cluster reports it)."""
         work = job.cpus * job.length
         self.in_flight[c][job.id] = work
-        self._flying[c] = len(self.in_flight[c])
+        self._queued[c] = self.reported_queued[c] + len(self.in_flight[c])
         self.in_flight_work[c] += work
 
     def idle(self) -> bool:
@@ -111,6 +113,17 @@ class MetaState:
         """Clusters that can run ``job``: :meth:`possible` ones not believed down (an outage)."""
         mask = self.possible(job)
         return mask & self._up if self.any_down else mask
+
+    def eligible_everywhere(self, job: Job) -> bool:
+        """Whether every cluster is :meth:`eligible` for ``job`` (the common case, where a policy
+        need not mask the clusters). Cached per job shape."""
+        if self.any_down:
+            return False
+        key = (job.cpus, job.placement, job.licenses)
+        everywhere = self._everywhere.get(key)
+        if everywhere is None:
+            everywhere = self._everywhere[key] = bool(self.possible(job).all())
+        return everywhere
 
     def possible(self, job: Job) -> np.ndarray:
         """Clusters whose hardware and licenses can ever run ``job`` (cached per job shape)."""
@@ -147,9 +160,9 @@ class MetaState:
                     work = flying.pop(job_id, None)
                     if work is not None:
                         self.in_flight_work[c] -= work
-            self._flying[c] = len(flying)
             if not flying:
                 self.in_flight_work[c] = 0.0  # no rounding residue
+        self._queued[c] = status.queued + len(flying)
 
 
 def _idle_speed(cluster, job: Job) -> float:
@@ -191,7 +204,7 @@ class MetaView:
     """What a meta policy may read of a :class:`MetaState` (see its docstring for every field):
     the arrays as read-only views, ``in_flight`` as mapping proxies, ``now``, ``queued`` and
     ``any_down`` as they stand, and the state's questions (``speed``, ``possible``, ``eligible``,
-    ``idle``). Nothing here changes the state."""
+    ``eligible_everywhere``, ``idle``). Nothing here changes the state."""
 
     def __init__(self, state: MetaState) -> None:
         self._state = state
@@ -204,6 +217,7 @@ class MetaView:
         self.speed = state.speed
         self.possible = state.possible
         self.eligible = state.eligible
+        self.eligible_everywhere = state.eligible_everywhere
         self.idle = state.idle
 
     @property
