@@ -60,6 +60,8 @@ import emulator
 from emulator.core.preemption import parse_resume
 from emulator.data.scenario import parse
 
+from .conftest import indexed
+
 LICENSES = ("lic0", "lic1")
 MIPS = (50.0, 100.0, 150.0, 400.0)
 LOCAL_POLICIES = ("fcfs", "easy", "gridsim-spaceshared")
@@ -318,7 +320,7 @@ def run_raw(raw: dict) -> Trace:
         out = Path(tmp) / "run"
         result = emulator.run(parse(copy.deepcopy(raw), "generated.toml"), out)
         with pa.memory_map(str(out / "events.arrow")) as source:
-            rows = pa.ipc.open_file(source).read_all().to_pylist()
+            rows = indexed(pa.ipc.open_file(source).read_all())
     return Trace(raw, rows, result.jobs.to_pylist())
 
 
