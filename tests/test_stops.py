@@ -146,12 +146,15 @@ def test_calls_stopped_by_the_clock_after_every_event_time_leave_the_trace_uncha
 
 
 def gridemu(*args: str, **options) -> subprocess.Popen:
+    """A run as a terminal starts it: Ctrl-C's SIGINT handled, even when the suite itself was started
+    in the background (``cmd &`` in a script ignores SIGINT, and its children inherit that)."""
     return subprocess.Popen(
         [sys.executable, "-m", "emulator.cli", *args, "--quiet"],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         **options,
     )
 
