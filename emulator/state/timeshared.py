@@ -126,15 +126,14 @@ class SharedResources(Resources):
 
     def release(self, job: Job, plan: Plan, machines: tuple[int, ...], pes: tuple[int, ...]) -> None:
         """Give back the job's share; PEs it leaves idle (and its licenses) go back to :class:`Resources`."""
-        idle_m: list[int] = []
-        idle_pe: list[int] = []
+        idle: dict[int, list[int]] = {m: [] for m, _ in plan}  # (grouped by plan entry, as release wants)
         for m, pe in zip(machines, pes, strict=True):
             self._loads[m][pe] -= 1
             if self._loads[m][pe] == 0:
-                idle_m.append(m)
-                idle_pe.append(pe)
-        idle = tuple((m, idle_m.count(m)) for m, _ in plan)
-        super().release(job, idle, tuple(idle_m), tuple(idle_pe))
+                idle[m].append(pe)
+        idle_plan = tuple((m, len(idle[m])) for m, _ in plan)
+        idle_m = tuple(m for m, _ in plan for _ in idle[m])
+        super().release(job, idle_plan, idle_m, tuple(pe for m, _ in plan for pe in idle[m]))
 
 
 class GridSimTimeShared(ExecutionModel):
