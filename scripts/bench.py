@@ -46,6 +46,10 @@ Rows:
 - ``wide-1000x8``: 1,000 machines x 8 CPUs, 10,000 spread jobs of 8-2,048 CPUs, EASY: rows that
   list hundreds of machines and PEs (``output MB``: events.arrow + jobs.arrow). Targets (issue
   17): output at most 1/4 of the uncompressed 241 MB, peak RSS under 600 MB.
+- ``deep-448k``: 1,024 machines x 8 CPUs, 448,000 spread jobs of 1-64 CPUs, EASY, offered at about
+  the machines' capacity (0.98), so the queue runs deep:
+  stands in for issue 31's 448k-job log with a deep queue (111.8 s, 1.14 GB; targets <= 45 s,
+  <= 800 MB), which the project does not hold.
 - ``quickstart``: the built-in example scenario.
 - ``synthetic-16-clusters``: 16 clusters x 32 machines x 4 CPUs, 20,000
   synthetic jobs, least-load meta policy, easy local policy.
@@ -177,6 +181,20 @@ def synthetic(shared: Path) -> dict:
     }
 
 
+def deep(shared: Path) -> dict:
+    """448,000 jobs at about the capacity of 1,024 machines x 8 CPUs of 300 MIPS (the jobs' bench is
+    100-500, their CPU-seconds 0.98 of the machines'), EASY: a queue of thousands all run long."""
+    machines = [{"count": 1024, "cpus": 8, "mips": 300.0}]
+    workload = {"source": "synthetic", "jobs": 448_000, "mean_interarrival": 40.0, "cpus": [1, 64]}
+    workload |= {"estimate": [60.0, 36000.0], "runtime_factor": [0.1, 1.0], "placement": "spread"}
+    return {
+        "name": "deep-448k",
+        "local": {"policy": "easy"},
+        "clusters": [{"name": "deep", "machines": machines}],
+        "workload": workload | {"site": "deep"},
+    }
+
+
 def grid1000(shared: Path) -> dict:
     """1,000 clusters like ``synthetic``'s, 1,000,000 of its jobs 62.5 times as often: as loaded."""
     clusters = [
@@ -228,6 +246,7 @@ SCENARIOS = {
     "lcg-2005-1-sites-ray2": lambda shared: lcg(shared, "partition"),
     "lcg-2005-1-meta": lambda shared: lcg(shared, "partition", meta=True),
     "wide-1000x8": wide,
+    "deep-448k": deep,
     "quickstart": lambda shared: None,
     "synthetic-16-clusters": synthetic,
     "grid1000": grid1000,
