@@ -158,9 +158,11 @@ def _widths(table: pa.Table) -> np.ndarray:
 
 
 def _rebatch(path: Path, rows: int) -> None:
-    """Rewrite the IPC file ``path`` in the batches :func:`batch_cut` gives (after flushes by the clock)."""
+    """Rewrite the IPC file ``path`` in the batches :func:`batch_cut` gives (after flushes by the clock).
+    Read, not mapped: the pages of a mapped file count in the run's resident memory, and its buffers
+    are compressed, so mapping would save no copy."""
     fresh = path.with_name(path.name + ".rebatch")
-    with pa.memory_map(str(path)) as source:
+    with pa.OSFile(str(path), "rb") as source:
         reader = pa.ipc.open_file(source)
         with (
             pa.OSFile(str(fresh), "wb") as sink,
@@ -375,21 +377,46 @@ class Placements:
         self._given[job] = (machines, pes)
 
     def columns(self) -> tuple[pa.Array, pa.Array]:
-        """Both columns in job order; once only: each column's rows are let go as it is made (a wide
-        trace's PE lists are tens of MB, and three copies of them at once set the run's peak)."""
-        index = pa.array(self._at + 1)
-        columns = []
-        for parts in (self._machines, self._pes):
-            joined = Ragged.concat(parts).arrow()
-            parts.clear()
-            columns.append(joined.take(index))  # (Arrow copies lists whole: no index per PE)
-            del joined
+        """Both columns in job order; once only: each column's rows are let go as they are copied into
+        it (a deep trace's PE lists are hundreds of MB, and copies of them held at once set the run's
+        peak)."""
+        rows = self._at + 1
+        columns = [_gather(parts, rows) for parts in (self._machines, self._pes)]
         if not self._given:
             return columns[0], columns[1]
         lists = [column.to_pylist() for column in columns]
         for job, (machines, pes) in self._given.items():
             lists[0][job], lists[1][job] = list(machines), list(pes)
         return tuple(pa.array(column, pa.list_(pa.int32())) for column in lists)
+
+
+GATHER_JOBS = 1 << 16
+"""Jobs whose lists :func:`_gather` copies at once: its index arrays (8 bytes per PE copied) stay
+small beside the column, however large a part is."""
+
+
+def _gather(parts: list[Ragged], rows: np.ndarray) -> pa.ListArray:
+    """The lists at ``rows`` of ``parts`` taken end to end (row ``i`` of job ``i``), as one Arrow
+    column built in place: each part is copied where its rows go and let go, so neither the parts
+    joined nor a copy of the column is ever held beside it (``parts`` is emptied)."""
+    bounds = np.cumsum([0] + [len(part.offsets) - 1 for part in parts])
+    lengths = np.concatenate([part.lengths() for part in parts])[rows]
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    values = np.empty(int(offsets[-1]), dtype=np.int32)
+    order = np.argsort(rows, kind="stable")
+    cuts = np.searchsorted(rows[order], bounds)
+    for k, part in enumerate(parts):
+        parts[k] = None  # (let go once copied: this loop holds the last reference)
+        for at in range(cuts[k], cuts[k + 1], GATHER_JOBS):
+            jobs = order[at : min(at + GATHER_JOBS, cuts[k + 1])]
+            counts = lengths[jobs]
+            step = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+            source = np.repeat(part.offsets[rows[jobs] - bounds[k]], counts) + step
+            values[np.repeat(offsets[jobs], counts) + step] = part.values[source]
+        del part
+    parts.clear()
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(values))
 
 
 _SEQUENTIAL = np.array([PREEMPT, KILL, RESUME], dtype=np.int8)
