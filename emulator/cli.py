@@ -56,7 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     _import_from_cwd()
+    _system_memory_pool()
     return run_command(lambda: args.command(args), debug=args.debug)
+
+
+def _system_memory_pool() -> None:
+    """Arrow's buffers from the C library's allocator, unless ``ARROW_DEFAULT_MEMORY_POOL`` names one.
+
+    A run decompresses and re-cuts its trace batch after batch; the mimalloc pool pyarrow picks by
+    default keeps what each batch freed for reuse, so a long run's resident memory grows with its
+    trace; the system's returns it, in the same CPU time (docs/performance.md, Memory)."""
+    if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
+        pa.set_memory_pool(pa.system_memory_pool())
 
 
 def _import_from_cwd() -> None:

@@ -6,6 +6,7 @@ import json
 
 import pyarrow as pa
 
+from emulator import cli
 from emulator.cli import main
 
 
@@ -95,3 +96,17 @@ def test_inspect_prints_summary_and_counts(tmp_path, capsys):
 def test_inspect_of_a_non_run_directory(tmp_path, capsys):
     assert main(["inspect", str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err
+
+
+def test_the_command_takes_arrows_buffers_from_the_systems_allocator_unless_told(monkeypatch):
+    before = pa.default_memory_pool()
+    try:
+        monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")
+        pa.set_memory_pool(pa.mimalloc_memory_pool())
+        cli._system_memory_pool()
+        assert pa.default_memory_pool().backend_name == "mimalloc"
+        monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL")
+        cli._system_memory_pool()
+        assert pa.default_memory_pool().backend_name == "system"
+    finally:
+        pa.set_memory_pool(before)
