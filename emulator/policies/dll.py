@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.model import Job, Platform
-from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
+from .meta_base import Choice, MetaPolicy, dispatch_to, no_cluster
 from .params import Param
 from .registry import META
 
@@ -47,7 +47,7 @@ class Dll(MetaPolicy):
         self.load[c] += share
         self.jobs[c] += 1
         self.allocated[job.id] = (c, share)
-        return Dispatch(c)
+        return dispatch_to(c)
 
     def observe(self, cluster: int, status) -> None:
         gone = status.finished if self.count == "unfinished" else status.started

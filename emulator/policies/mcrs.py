@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.model import Job, Platform
-from .meta_base import Choice, Dispatch, MetaPolicy, Reject, no_cluster
+from .meta_base import Choice, MetaPolicy, Reject, dispatch_to, no_cluster
 from .params import Param
 from .registry import META
 
@@ -99,10 +99,10 @@ class Mcrs(MetaPolicy):
             return no_cluster(job)
         feasible = ttr <= job.deadline - view.now
         if feasible.any():
-            return Dispatch(int(np.argmin(np.where(feasible, ttr, np.inf))))
+            return dispatch_to(int(np.argmin(np.where(feasible, ttr, np.inf))))
         if self.on_infeasible == "reject":
             return Reject(
                 f"no cluster can finish job {job.id} by its deadline "
                 f"(least estimated TTR {ttr.min():.6g} s, {job.deadline - view.now:.6g} s left)"
             )
-        return Dispatch(int(np.argmin(ttr)))
+        return dispatch_to(int(np.argmin(ttr)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
@@ -23,6 +24,18 @@ class Dispatch:
 
     cluster: int
     priority: float = 0
+
+
+_DISPATCHES: dict[int, Dispatch] = {}  # by cluster, made as clusters are first chosen
+
+
+def dispatch_to(cluster: int) -> Dispatch:
+    """``Dispatch(cluster)`` with no priority: one shared instance per cluster (a choice is frozen
+    data), so a policy choosing for a million jobs does not build a million of them."""
+    choice = _DISPATCHES.get(cluster)
+    if choice is None:
+        choice = _DISPATCHES[cluster] = Dispatch(cluster)
+    return choice
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +94,11 @@ class MetaPolicy:
     def select(self, jobs: list[Job], view: MetaView) -> Iterator[Choice]:
         """One choice per job, in order; jobs submitted at the same time come together.
 
-        The partition applies each choice as it is yielded, so the view already
-        counts the batch's earlier dispatches when the next job is chosen.
+        The partition applies each choice as it is taken from the iterator, so the
+        view already counts the batch's earlier dispatches when the next job is
+        chosen. By default :meth:`choose` mapped over the jobs (lazily, for that).
         """
-        for job in jobs:
-            yield self.choose(job, view)
+        return map(self.choose, jobs, repeat(view))
 
     def choose(self, job: Job, view: MetaView) -> Choice:
         raise NotImplementedError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.model import Job
-from .meta_base import HOLD, Choice, Dispatch, MetaPolicy, Reject, no_cluster
+from .meta_base import HOLD, Choice, MetaPolicy, Reject, dispatch_to, no_cluster
 from .registry import META
 
 
@@ -24,7 +24,7 @@ class RoundRobin(MetaPolicy):
             c = (self.last + step) % n
             if eligible[c]:
                 self.last = c
-                return Dispatch(c)
+                return dispatch_to(c)
         return no_cluster(job)
 
 
@@ -36,7 +36,7 @@ class Random(MetaPolicy):
         candidates = np.flatnonzero(view.eligible(job))
         if candidates.size == 0:
             return no_cluster(job)
-        return Dispatch(int(candidates[self.rng.integers(candidates.size)]))
+        return dispatch_to(int(candidates[self.rng.integers(candidates.size)]))
 
 
 @META.register("least-load")
@@ -48,12 +48,12 @@ class LeastLoad(MetaPolicy):
 
     def choose(self, job: Job, view) -> Choice:
         if view.eligible_everywhere(job):  # (no mask to apply: one argmin)
-            return Dispatch(int(view.queued.argmin()))
+            return dispatch_to(int(view.queued.argmin()))
         load = np.where(view.eligible(job), view.queued, _INELIGIBLE)
         best = int(load.argmin())
         if load[best] == _INELIGIBLE:  # (no queue holds that many jobs: none is eligible)
             return no_cluster(job)
-        return Dispatch(best)
+        return dispatch_to(best)
 
 
 _INELIGIBLE = np.iinfo(np.int64).max
@@ -78,4 +78,4 @@ class OwnSite(MetaPolicy):
             return Reject(f"job {job.id} cannot run on its own site {job.site}: {reason}")
         if view.any_down and view.down[c]:
             return HOLD  # its site is down (an outage, as last reported): wait for it to come back
-        return Dispatch(c)
+        return dispatch_to(c)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.model import Job
-from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
+from .meta_base import Choice, MetaPolicy, dispatch_to, no_cluster
 from .most_power import per_waiting_job
 from .registry import META
 
@@ -34,4 +34,4 @@ class MostBandwidth(MetaPolicy):
         if not eligible.any():
             return no_cluster(job)
         bandwidth = per_waiting_job(view.bandwidth, view) if self.load else view.bandwidth
-        return Dispatch(int(np.argmax(np.where(eligible, bandwidth, -np.inf))))
+        return dispatch_to(int(np.argmax(np.where(eligible, bandwidth, -np.inf))))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.model import Job, Platform
-from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
+from .meta_base import Choice, MetaPolicy, dispatch_to, no_cluster
 from .params import Param
 from .registry import META
 
@@ -63,4 +63,4 @@ class MostPower(MetaPolicy):
         eligible = view.eligible(job)
         if not eligible.any():
             return no_cluster(job)
-        return Dispatch(int(np.argmax(np.where(eligible, self.score(job, view), -np.inf))))
+        return dispatch_to(int(np.argmax(np.where(eligible, self.score(job, view), -np.inf))))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.model import Job, Platform
-from .meta_base import Choice, Dispatch, MetaPolicy, no_cluster
+from .meta_base import Choice, MetaPolicy, dispatch_to, no_cluster
 from .most_power import total_power
 from .registry import META
 
@@ -35,4 +35,4 @@ class Wrand(MetaPolicy):
             return no_cluster(job)
         cumulative = np.cumsum(self.probabilities(job, view))
         c = int(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"))
-        return Dispatch(min(c, len(cumulative) - 1))
+        return dispatch_to(min(c, len(cumulative) - 1))

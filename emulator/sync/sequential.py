@@ -177,7 +177,7 @@ class _Sequential:
                     "than its next event (a link latency too small for times this large?)"
                 )
             queue = pending[i]
-            inbox = self._deliver(queue, horizon) if queue and queue[0][0] < horizon else []
+            inbox = self._deliver(i, queue, horizon) if queue and queue[0][0] < horizon else []
             started = clock()
             result = parts[i].advance(horizon, inbox, self.budget)
             now = clock()
@@ -189,8 +189,8 @@ class _Sequential:
                 self.flush()
 
     def _earliest(self, defer: bool) -> tuple[int, float]:
-        """The partition to call, taken off the heap, and its time (inf: none has anything to do);
-        ``defer``: the hub's call may wait (:meth:`_hub_key`)."""
+        """The partition to call and its time (inf: none has anything to do); ``defer``: the hub's call
+        may wait (:meth:`_hub_key`). A cluster's entry stays on top of the heap, marked stale."""
         heap, earliest, queued = self.heap, self.earliest, self.queued
         while heap and not (queued[heap[0][1]] and heap[0][0] == earliest[heap[0][1]]):
             heapq.heappop(heap)  # (stale: its partition was called since, or got an earlier message)
@@ -198,7 +198,7 @@ class _Sequential:
         hub = earliest[META]
         if hub <= top and (not defer or self._hub_key() <= top):
             return META, hub
-        t, i = heapq.heappop(heap)
+        t, i = heap[0]  # (left on top for the call: :meth:`_apply` replaces it with the cluster's next)
         queued[i] = False
         return i, t
 
@@ -234,9 +234,14 @@ class _Sequential:
         pending = self.pending[META]
         return min(promise, pending[0][0] if pending else INF, clusters + self.to_hub)
 
-    def _deliver(self, queue: list, horizon: float) -> list:
-        """The messages of ``queue`` (a receiver's) due before ``horizon``, in ``(time, source,
-        sequence)`` order."""
+    def _deliver(self, i: int, queue: list, horizon: float) -> list:
+        """The messages of ``queue`` (partition ``i``'s) due before ``horizon``, in ``(time, source,
+        sequence)`` order; the first is due."""
+        if len(queue) == 1:  # (the common case: handed over whole, no pop)
+            msg = queue[0]
+            self.carrying -= msg.kind != STATUS
+            self.pending[i] = []
+            return queue
         inbox = []
         while queue and queue[0][0] < horizon:
             msg = heapq.heappop(queue)
@@ -255,13 +260,16 @@ class _Sequential:
         if busy != self.is_busy[i]:
             self.is_busy[i] = busy
             self.busy += 1 if busy else -1
-        if outbox:
-            self._route(outbox)
         pending = self.pending[i]
         earliest = self.earliest[i] = min(next_time, pending[0][0]) if pending else next_time
-        if i and earliest < INF:
-            heapq.heappush(self.heap, (earliest, i))
-            self.queued[i] = True
+        if i:  # its entry still tops the heap (nothing was pushed since :meth:`_earliest`): one sift
+            if earliest < INF:
+                heapq.heapreplace(self.heap, (earliest, i))
+                self.queued[i] = True
+            else:
+                heapq.heappop(self.heap)
+        if outbox:
+            self._route(outbox)
         if rows:
             gathered = self.rows.get(i)
             if gathered is None:
