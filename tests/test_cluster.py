@@ -10,6 +10,7 @@ import pytest
 from emulator.core.messages import ARRIVE, FINISH, START, SUBMIT
 from emulator.core.model import Cluster, Job, Link, LinkClock, Machine
 from emulator.core.resources import Resources
+from emulator.core.runs import Run
 from emulator.partitions.cluster import ClusterPartition
 from emulator.policies.fcfs import Fcfs
 from emulator.state.cluster_state import INDEXES, ClusterState
@@ -83,3 +84,33 @@ def test_a_view_says_which_index_its_state_does_not_keep():
         view.estimated_ends()
     with pytest.raises(AttributeError, match="columns"):
         view.columns.after(None)
+
+
+def test_estimated_ends_are_sorted_when_read_and_kept_in_step_while_jobs_wait():
+    # Built from the running jobs at the first read, by (estimated end, start sequence); runs that
+    # start or stop while jobs are queued update it; once the queue empties it is let go, and the
+    # next read sorts the running jobs again.
+    cluster = Cluster("c", (Machine(4, 1.0),), Link(1.0))
+    state = ClusterState(cluster, Resources(cluster))
+    view = ClusterView(state)
+    runs = []
+    for seq, job in enumerate([Job(1, 0.0, 1, 30.0), Job(2, 0.0, 1, 10.0)]):
+        run = Run(job, 0.0, ((0, 1),), (0,), (seq,), 1.0)
+        run.seq = seq + 1
+        state.start(run)
+        state.expect(run)
+        runs.append(run)
+    waiting = Job(3, 0.0, 4, 5.0)
+    state.enqueue(waiting)
+    assert state.ends is None  # (nothing read yet)
+    assert [end for end, _, _ in view.estimated_ends()] == [10.0, 30.0]
+    late = Run(Job(4, 0.0, 1, 10.0), 0.0, ((0, 1),), (0,), (2,), 1.0)
+    late.seq = 3
+    state.start(late)
+    state.expect(late)
+    state.finish(runs[0])
+    assert [end for end, _, _ in view.estimated_ends()] == [10.0, 10.0]
+    assert state.ends.values[1][0] == late.estimated_end and state.ends._keys == [(10.0, 2), (10.0, 3)]
+    state.dequeue(waiting)
+    assert state.ends is None
+    assert [end for end, _, _ in view.estimated_ends()] == [10.0, 10.0]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from operator import itemgetter
 from pathlib import Path
 from time import monotonic
 
@@ -624,7 +625,8 @@ def _row_widths(rows: Chunk) -> np.ndarray:
     """Machines + PEs each row lists (:func:`batch_cut`)."""
     if isinstance(rows, RowBlock):
         return rows.widths()
-    return np.fromiter((len(row[5]) + len(row[6]) for row in rows), dtype=np.int64, count=len(rows))
+    machines, pes = (np.fromiter(map(len, map(itemgetter(k), rows)), np.int64, len(rows)) for k in (5, 6))
+    return machines + pes
 
 
 def _event_batch(rows: RowBlock, pids: np.ndarray, names: pa.Array) -> pa.RecordBatch:

@@ -558,9 +558,8 @@ class ClusterPartition:
         reporter = self.reporter
         if not reporter.pending or (self.status_period and not self._report_due()):
             return
-        status = reporter.status(self.state, self.faults.down is not None)
+        deliver, status = reporter.report(self.state, self.faults.down is not None)
         self._msg_seq += 1
-        deliver = reporter.delivery(self.state.now)
         self._outbox.append(Message(deliver, self.pid, self._msg_seq, META, STATUS, status))
 
 

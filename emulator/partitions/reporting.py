@@ -37,10 +37,6 @@ class Changes:
         """Whether a job arrived, started or left (direct entries alone change no account)."""
         return bool(self.arrived or self.started or self.finished or self.rejected)
 
-    def any(self) -> bool:
-        """Whether any id is listed (direct entries too)."""
-        return bool(self.arrived or self.started or self.finished or self.rejected or self.local)
-
     def take(self) -> tuple[tuple[int, ...], ...]:
         """The ids listed, as ``(arrived, started, finished, rejected, local)`` tuples; none are left.
 
@@ -49,8 +45,7 @@ class Changes:
         lists = (self.arrived, self.started, self.finished, self.rejected, self.local)
         taken = tuple(map(tuple, lists))
         for ids in lists:
-            if ids:
-                ids.clear()
+            ids.clear()
         return taken
 
 
@@ -70,7 +65,7 @@ class Reporter:
         self.backlog = Backlog()
         self.up_cpus = -1
         self._link_report = (link.latency, link.bandwidth) if link_changes else (0.0, 0.0)
-        self._news = False  # a link change, failure, repair or outage not told yet
+        self.pending = False  # anything to tell: a change listed, or a link change, failure, repair or outage
         self._due = -math.inf  # the last report's delivery: reports stay in order when latency drops
 
     # -- what happened --------------------------------------------------------------------------
@@ -78,21 +73,26 @@ class Reporter:
     def entered(self, job: Job) -> None:
         """``job`` entered directly (it may still be refused)."""
         self.changes.local.append(job.id)
+        self.pending = True
 
     def refused(self, job: Job) -> None:
         """``job`` can never run here: rejected as it arrived."""
         self.changes.rejected.append(job.id)
+        self.pending = True
 
     def queued(self, job: Job) -> None:
         self.changes.arrived.append(job.id)
+        self.pending = True
         self.backlog.queued(job)
 
     def started(self, run: Run) -> None:
         self.changes.started.append(run.job.id)
+        self.pending = True
         self.backlog.started(run)
 
     def finished(self, run: Run) -> None:
         self.changes.finished.append(run.job.id)
+        self.pending = True
         self.backlog.finished(run)
 
     def requeued(self, run: Run) -> None:
@@ -104,51 +104,48 @@ class Reporter:
         """A queued job left for good without finishing (rejected when stuck, lost, sent back)."""
         self.backlog.unqueued(job)
         self.changes.rejected.append(job.id)
+        self.pending = True
 
     def link_changed(self, link: Link) -> None:
         self.link = link
         self._link_report = (link.latency, link.bandwidth)
-        self._news = True
+        self.pending = True
 
     def faults_changed(self, up_cpus: int) -> None:
         """A failure, repair or outage: ``up_cpus`` CPUs are up now."""
         self.up_cpus = up_cpus
-        self._news = True
+        self.pending = True
 
     # -- reports --------------------------------------------------------------------------------
 
-    @property
-    def pending(self) -> bool:
-        """Whether there is anything to tell."""
-        return self._news or self.changes.any()
+    def report(self, state: ClusterState, down: bool) -> tuple[float, Status]:
+        """The report of everything pending, as of ``state.now`` (``down``: in an outage), and when it
+        arrives: after the link's latency, never before an earlier one (latency may drop).
 
-    def status(self, state: ClusterState, down: bool) -> Status:
-        """The report of everything pending, as of ``state.now`` (``down``: in an outage)."""
+        Made after every scheduling event of a reporting cluster (grid1000: two per job), so the
+        :class:`Status` is built by ``tuple.__new__``, what its own constructor calls, without
+        that constructor's Python frame of 17 arguments.
+        """
         backlog, now = self.backlog, state.now
-        arrived, started, finished, rejected, local = self.changes.take()
         latency, bandwidth = self._link_report
-        self._news = False
-        return Status(  # (positional: in the field order)
-            len(state.queue),
-            len(state.running),
-            state.resources.free_cpus,
-            state.queued_work,
-            arrived,
-            started,
-            finished,
-            rejected,
-            local,
-            now,
-            backlog.queued_cpu_work,
-            backlog.running_work(now),
-            backlog.draining_cpus,
-            latency,
-            bandwidth,
-            self.up_cpus,
-            down,
+        self.pending = False
+        status = tuple.__new__(
+            Status,
+            (
+                len(state.queue),
+                len(state.running),
+                state.resources.free_cpus,
+                state.queued_work,
+                *self.changes.take(),
+                now,
+                backlog.queued_cpu_work,
+                backlog.running_work(now),
+                backlog.draining_cpus,
+                latency,
+                bandwidth,
+                self.up_cpus,
+                down,
+            ),
         )
-
-    def delivery(self, now: float) -> float:
-        """When a report sent ``now`` arrives: after the link's latency, never before an earlier one."""
-        self._due = max(now + self.link.latency, self._due)
-        return self._due
+        self._due = due = max(now + self.link.latency, self._due)
+        return due, status

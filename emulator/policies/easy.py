@@ -85,6 +85,7 @@ class _Pass:
     def __init__(self, view, head: Job, scratch: Scratch, starts: list[Decision]) -> None:
         self.view, self.head, self.scratch, self.starts = view, head, scratch, starts
         self.reservation: Reservation | None = None
+        self._spare: np.ndarray | None = None  # (see spare)
 
     def reserve(self) -> bool:
         """Make the reservation; False if there is none to protect and nothing may start."""
@@ -97,9 +98,17 @@ class _Pass:
             # at a time nobody knows: no reservation to protect, every job that fits now starts.
             reservation = Reservation(math.inf, np.zeros_like(scratch.free), {}, 0)
         self.reservation = reservation
-        self.spare, self.spare_licenses = reservation.spare_cpus, dict(reservation.spare_licenses)
+        self.spare_licenses = dict(reservation.spare_licenses)
         self.spare_total = reservation.spare_total  # the sum of spare, kept in step with it
         return True
+
+    @property
+    def spare(self) -> np.ndarray:
+        """The CPUs per machine the reservation leaves spare, less what backfilled jobs that outlive it
+        took; read from the reservation when first needed (most passes never need them)."""
+        if self._spare is None:
+            self._spare = self.reservation.spare_cpus
+        return self._spare
 
     def try_later(self, job: Job) -> bool:
         """Start ``job`` now if it does not delay the reservation; False: stop the pass.
@@ -129,10 +138,11 @@ class _Pass:
 
     def _take_spare(self, job: Job, plan: Plan) -> None:
         """A backfilled job that outlives the reservation uses up spare resources."""
-        if not self.spare.flags.writeable:  # the reservation's own (shared with reserve's memo)
-            self.spare = self.spare.copy()
+        spare = self.spare
+        if not spare.flags.writeable:  # the reservation's own (shared with reserve's memo)
+            spare = self._spare = spare.copy()
         for m, n in plan:
-            self.spare[m] -= n
+            spare[m] -= n
         self.spare_total -= sum(n for _, n in plan)
         for lic, n in self.view.resources.license_need(job, plan, fresh=True).items():
             self.spare_licenses[lic] = self.spare_licenses.get(lic, 0) - n

@@ -18,6 +18,7 @@ a test can build one by hand, with no partition, no events and no files:
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 
 from ..core.model import Cluster, Job
 from ..core.preemption import Held
@@ -37,10 +38,11 @@ class ClusterState:
     was preempted to what it kept (:class:`~emulator.core.preemption.Held`). ``now`` is the cluster's
     virtual time; ``queued_work`` the MI the queue still needs (by estimates).
 
-    ``indexes`` (of :data:`INDEXES`) are kept in step too: ``ends`` (:class:`EndOrder`; None when
-    not kept) and the queue's columns (:meth:`queue_columns`). Their upkeep at every arrival,
-    start and end cost an eighth of FCFS's event loop on KTH-SP2, so a policy that reads neither
-    asks for none (:attr:`~emulator.policies.local_base.LocalPolicy.indexes`)."""
+    ``indexes`` (of :data:`INDEXES`) are kept in step too: the running jobs' end order
+    (:meth:`end_order`) and the queue's columns (:meth:`queue_columns`). Their upkeep at every
+    arrival, start and end cost an eighth of FCFS's event loop on KTH-SP2, so a policy that reads
+    neither asks for none (:attr:`~emulator.policies.local_base.LocalPolicy.indexes`), and those
+    asked for are built only when first read."""
 
     def __init__(self, cluster: Cluster, resources: Resources, indexes: frozenset[str] = INDEXES) -> None:
         if not indexes <= INDEXES:
@@ -54,7 +56,8 @@ class ClusterState:
         self._columns_kept = "columns" in indexes
         self.columns: QueueColumns | None = None  # (see queue_columns)
         self.running: dict[int, Run] = {}
-        self.ends = EndOrder() if "estimated_ends" in indexes else None
+        self._ends_kept = "estimated_ends" in indexes
+        self.ends: EndOrder | None = None  # (see end_order)
         self.priority: dict[int, float] = {}
         self.preempted: dict[int, Held] = {}
         self.queued_work = 0.0
@@ -117,12 +120,25 @@ class ClusterState:
                 self.columns.append(job, self.resources.fastest(job.licenses))
         return self.columns
 
+    def end_order(self) -> EndOrder | None:
+        """The running jobs' estimated ends in order (None if this state's indexes leave them out).
+
+        Built from the running jobs when asked and kept in step until the queue
+        empties: only a queue head that cannot start reads them (a reservation),
+        and on a grid whose clusters start most jobs as they come, keeping them
+        at every start and end cost more than sorting the running jobs when one
+        waits.
+        """
+        if self.ends is None and self._ends_kept:
+            self.ends = EndOrder(self.running.values())
+        return self.ends
+
     def _unqueued(self, job: Job) -> None:
-        if self.columns is not None:
-            if self.queue:
+        if self.queue:
+            if self.columns is not None:
                 self.columns.remove(job.id)
-            else:
-                self.columns = None  # (built again when next asked for)
+        else:
+            self.columns = self.ends = None  # (built again when next asked for)
 
     def start(self, run: Run) -> None:
         """``run`` takes its CPUs (its end is known once its execution model saw it: :meth:`expect`)."""
@@ -150,9 +166,12 @@ class EndOrder:
     """The running jobs' ``(estimated end, plan, licenses)`` in ``(estimated end, start sequence)``
     order, kept up to date as they start and end: reservations read it at every scheduling event."""
 
-    def __init__(self) -> None:
-        self._keys: list[tuple[float, int]] = []
-        self.values: list[tuple[float, Plan, tuple[str, ...]]] = []
+    def __init__(self, runs: Iterable[Run] = ()) -> None:
+        runs = sorted(runs, key=_end_key)
+        self._keys: list[tuple[float, int]] = [_end_key(run) for run in runs]
+        self.values: list[tuple[float, Plan, tuple[str, ...]]] = [
+            (run.estimated_end, run.plan, run.job.licenses) for run in runs
+        ]
 
     def add(self, run: Run) -> None:
         key = (run.estimated_end, run.seq)
@@ -163,3 +182,7 @@ class EndOrder:
     def remove(self, run: Run) -> None:
         i = bisect.bisect_left(self._keys, (run.estimated_end, run.seq))
         del self._keys[i], self.values[i]
+
+
+def _end_key(run: Run) -> tuple[float, int]:
+    return (run.estimated_end, run.seq)

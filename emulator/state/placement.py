@@ -9,7 +9,8 @@ machine index first). Machine order can be changed (e.g. fastest first).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from functools import partial
 from itertools import compress
 from operator import mul
 
@@ -140,7 +141,6 @@ def plan_vector(plan: Plan, size: int) -> np.ndarray:
     return vec
 
 
-@dataclass(slots=True)
 class Reservation:
     """The earliest (estimated) time a blocked job can start, and what its place there leaves.
 
@@ -150,15 +150,32 @@ class Reservation:
     ``spare_total`` is the sum of ``spare_cpus``: a job asking more cannot use them
     (one comparison, where most jobs on a busy cluster are refused). :func:`reserve`
     gives the same object again while its inputs hold, so ``spare_cpus`` is
-    read-only: a caller that uses up spare CPUs copies it first. Not frozen: a
-    frozen dataclass costs five times as much to build, and EASY builds one at
-    every pass that backfills.
+    read-only: a caller that uses up spare CPUs copies it first. ``spare_cpus``
+    may be given as a function that makes it, called when it is first read: most
+    passes that reserve start nothing that outlives the reservation (KTH-SP2 under
+    EASY: making it at every walk was a sixth of the walks' cost).
     """
 
-    time: float
-    spare_cpus: np.ndarray
-    spare_licenses: dict[str, int]
-    spare_total: int
+    __slots__ = ("_spare", "spare_licenses", "spare_total", "time")
+
+    def __init__(
+        self,
+        time: float,
+        spare_cpus: np.ndarray | Callable[[], np.ndarray],
+        spare_licenses: dict[str, int],
+        spare_total: int,
+    ) -> None:
+        self.time = time
+        self._spare = spare_cpus
+        self.spare_licenses = spare_licenses
+        self.spare_total = spare_total
+
+    @property
+    def spare_cpus(self) -> np.ndarray:
+        if callable(self._spare):
+            self._spare = self._spare()
+            self._spare.flags.writeable = False  # (shared through the memo)
+        return self._spare
 
 
 class Scratch:
@@ -352,10 +369,9 @@ def _walk(job: Job, now: float, scratch: Scratch, ends: Ends) -> Reservation | N
             licenses[lic] -= n
         spare = _left(free, plan)
     elif spread and scratch.order is None:
-        spare = _left_spread(free, cpus)  # (a job asking no licenses may use every machine)
+        spare = partial(_left_spread, free, cpus)  # (a job asking no licenses may use every machine)
     else:
         spare = _left(free, _fit_lists(job, free, eligible, mask, scratch.order))
-    spare.flags.writeable = False  # (shared through the memo: see Reservation)
     return Reservation(time, spare, licenses, total)
 
 

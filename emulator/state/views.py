@@ -117,12 +117,14 @@ class ClusterView:
     def estimated_ends(self) -> list[tuple[float, Plan, tuple[str, ...]]]:
         """Running jobs as ``(estimated end, plan, licenses)``, soonest first (for reservations).
 
-        Kept in order as jobs start and end (:class:`~emulator.state.cluster_state.EndOrder`), not sorted
-        at each call; a copy the caller may extend.
+        Kept in order as jobs start and end while jobs wait
+        (:meth:`~emulator.state.cluster_state.ClusterState.end_order`), not sorted at each call; a
+        copy the caller may extend.
         """
-        if self._state.ends is None:
+        ends = self._state.end_order()
+        if ends is None:
             raise _not_kept("estimated_ends")
-        return list(self._state.ends.values)
+        return list(ends.values)
 
     def __reduce__(self):
         return ClusterView, (self._state,)

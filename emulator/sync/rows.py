@@ -19,6 +19,7 @@ time on rows, one Python step at a time, than either actor on its clusters.
 from __future__ import annotations
 
 from itertools import chain, pairwise
+from operator import itemgetter
 
 import numpy as np
 import pyarrow as pa
@@ -106,13 +107,14 @@ class RowBlock:
 
     @classmethod
     def of(cls, rows: list[tuple]) -> RowBlock:
-        """The columns of row tuples (one list per column: a transposing ``zip(*rows)`` would make an
-        iterator per row, and on a large run's heap so many objects set off full collections)."""
+        """The columns of row tuples, each read by ``map(itemgetter(k), rows)``: a loop in C, where a
+        list comprehension per column cost half as much again (a transposing ``zip(*rows)`` would
+        make an iterator per row, and on a large run's heap so many objects set off full collections)."""
         n = len(rows)
-        numbers = [np.fromiter([row[k] for row in rows], dtype=t, count=n) for k, t in enumerate(DTYPES)]
-        machines, pes = Ragged.of([row[5] for row in rows]), Ragged.of([row[6] for row in rows])
+        numbers = [np.fromiter(map(itemgetter(k), rows), dtype=t, count=n) for k, t in enumerate(DTYPES)]
+        machines, pes = (Ragged.of(list(map(itemgetter(k), rows))) for k in (5, 6))
         info = np.empty(n, dtype=object)
-        info[:] = [row[7] for row in rows]
+        info[:] = list(map(itemgetter(7), rows))
         return cls(*numbers, machines, pes, info)
 
     def __len__(self) -> int:
