@@ -186,7 +186,13 @@ def two_actor_ceilings(work: np.ndarray) -> tuple[float, float]:
 
 
 def projected_speedup(
-    work: np.ndarray, actors: int, round_cost: float, overhead: float = 0.0, in_driver: Sequence[int] = ()
+    work: np.ndarray,
+    actors: int,
+    round_cost: float,
+    overhead: float = 0.0,
+    in_driver: Sequence[int] = (),
+    driver: float = 0.0,
+    pipelined: bool = False,
 ) -> float:
     """What ``actors`` actors on as many cores could give over one process, for rounds that took ``work``.
 
@@ -200,6 +206,16 @@ def projected_speedup(
     driver beside the actors (as a process of its own): a round that holds
     only them pays no Ray round.
 
+    ``driver``: the driver's own CPU seconds beyond its partitions (replies
+    unpacked, rows merged and written, the coordinator: measured on a Ray run),
+    which takes the place of ``overhead`` on the actors' side. It is spread over
+    the rounds like the actors' compute (their rows are its work) and runs in
+    the driver's turn, after the round's replies. ``pipelined``: the driver's
+    turn of a round overlaps the actors' next round, as pipelined rounds and
+    overlapped writing have it (else a round ends with it). Either way the
+    actors and the driver share ``actors`` cores: a run takes at least all of
+    their CPU over the cores.
+
     >>> work = np.array([[1.0, 1.0], [2.0, 0.0]])  # two rounds, two partitions
     >>> round(projected_speedup(work, 2, 0.5), 3)   # (2 + 2) / (1 + 0.5 + 2 + 0.5)
     1.0
@@ -209,11 +225,21 @@ def projected_speedup(
     pids = [pid for pid in range(work.shape[1]) if pid not in in_driver]
     groups = group_partitions(work.sum(axis=0).tolist(), actors, pids)
     busiest = np.stack([work[:, group].sum(axis=1) for group in groups], axis=1).max(axis=1)
-    driver = work[:, list(in_driver)].sum(axis=1)
-    calls = (busiest > 0) | (driver == 0)  # rounds that call actors (an empty round still costs one)
+    hosted = work[:, list(in_driver)].sum(axis=1)
+    calls = (busiest > 0) | (hosted == 0)  # rounds that call actors (an empty round still costs one)
     rounds = work.shape[0]
-    took = np.maximum(busiest, driver).sum() + round_cost * calls.sum() + overhead * rounds
-    return float((work.sum() + overhead * rounds) / took)
+    if not driver:
+        took = np.maximum(busiest, hosted).sum() + round_cost * calls.sum() + overhead * rounds
+        return float((work.sum() + overhead * rounds) / took)
+    spread = work[:, pids].sum(axis=1)
+    turn = hosted + driver * spread / max(spread.sum(), 1e-12)  # the driver's turn, by round
+    actor_side = busiest + round_cost * calls
+    if pipelined:  # round r's turn beside round r + 1's actors
+        path = np.maximum(np.append(actor_side, 0.0), np.insert(turn, 0, 0.0)).sum()
+    else:
+        path = (np.maximum(actor_side, hosted) + turn - hosted).sum()
+    cpu = work.sum() + driver + round_cost * calls.sum()
+    return float((work.sum() + overhead * rounds) / max(path, cpu / actors))
 
 
 def owners(groups: list[list[int]]) -> dict[int, int]:
@@ -228,6 +254,7 @@ __all__ = [
     "host_loads",
     "keep_in_place",
     "owners",
+    "projected_speedup",
     "round_work",
     "static_weights",
     "two_actor_ceilings",

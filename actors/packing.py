@@ -12,9 +12,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import msgpack
+import numpy as np
 
 from emulator.core.messages import STATUS, Message, Status
 from emulator.sync.coordinator import Calls, Result, Results
+from emulator.sync.merge import Share, Sorted
 from emulator.sync.rows import RowBlock
 
 
@@ -54,31 +56,40 @@ def reply(seconds: dict[int, float], results: Results) -> Reply:
 def pack_results(results: Results, seconds: dict[int, float]) -> bytes:
     """A host's results, with each partition's compute seconds (what rebalancing weighs partitions by).
 
-    Many trace rows go as one :class:`~emulator.sync.rows.RowBlock` of all the partitions' rows,
-    each partition's result then giving how many are its: made here, in the actors, in parallel,
-    they reach the driver's writer ready to merge and write."""
+    Many trace rows go as one :class:`~emulator.sync.rows.RowBlock` of all the partitions' rows in
+    the trace's order (time, partition, sequence), with each row's partition, each partition's
+    result then giving how many are its: sorted here, in the actors, in parallel, they reach the
+    driver's writer ready to merge with the other hosts' and write."""
     if sum(len(rows) for _, _, rows, _, _, _ in results.values()) < COLUMNS_FROM:
-        return msgpack.packb((seconds, results, None), use_bin_type=True)
-    block = RowBlock.of([row for _, _, rows, _, _, _ in results.values() for row in rows])
+        return msgpack.packb((seconds, results, None, None), use_bin_type=True)
+    pids = sorted(results)
+    block = RowBlock.of([row for pid in pids for row in results[pid][2]])
+    owners = np.repeat(np.array(pids, dtype=np.int32), [len(results[pid][2]) for pid in pids])
+    order = np.argsort(block.time, kind="stable")  # (partitions in increasing pid: ties keep it)
+    if not np.array_equal(order, np.arange(order.size)):
+        block, owners = block.take(order), owners[order]
     counts = {
         pid: (outbox, next_time, len(rows), busy, promise, reacts)
         for pid, (outbox, next_time, rows, busy, promise, reacts) in results.items()
     }
-    return msgpack.packb((seconds, counts, block.packed()), use_bin_type=True)
+    return msgpack.packb((seconds, counts, block.packed(), owners.tobytes()), use_bin_type=True)
 
 
 def unpack_results(data: bytes) -> Reply:
     """A host's results as the driver routes them: messages stay the plain tuples they were packed as
     (the frontier reads their fields by position; their receiver rebuilds them), not rebuilt into
     :class:`Message` and :class:`Status` only to be packed again. Rows shipped as columns come back
-    as views of the one block, by partition."""
-    seconds, raw, packed = msgpack.unpackb(data, use_list=False, strict_map_key=False)
+    as one :class:`~emulator.sync.merge.Sorted` block, each partition's result holding its
+    :class:`~emulator.sync.merge.Share` of it (none, without rows)."""
+    seconds, raw, packed, owners = msgpack.unpackb(data, use_list=False, strict_map_key=False)
     if packed is None:
         return reply(seconds, {pid: Result(*result) for pid, result in raw.items()})
-    block, start, results = RowBlock.unpacked(packed), 0, {}
-    for pid, (outbox, next_time, count, busy, promise, reacts) in raw.items():
-        results[pid] = Result(outbox, next_time, block.cut(start, start + count), busy, promise, reacts)
-        start += count
+    rows = Sorted(RowBlock.unpacked(packed), np.frombuffer(owners, dtype=np.int32))
+    shares = Share.of(rows, {pid: result[2] for pid, result in raw.items() if result[2]})
+    results = {
+        pid: Result(outbox, next_time, shares.get(pid, []), busy, promise, reacts)
+        for pid, (outbox, next_time, _, busy, promise, reacts) in raw.items()
+    }
     return reply(seconds, results)
 
 

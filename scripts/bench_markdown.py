@@ -76,6 +76,10 @@ class Region:
             out.write(f"{head}{body}\n{tail}")
         partial.replace(self.path)
 
+    def body(self) -> str:
+        """What lies between the markers now."""
+        return self._split()[1]
+
     def _split(self) -> tuple[str, str, str]:
         """The text up to the begin marker's line (included), between the markers, and from the end
         marker's line on: as the file has them, line ends and all."""

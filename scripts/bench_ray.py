@@ -66,7 +66,9 @@ import argparse
 import json
 import math
 import os
+import re
 import secrets
+import shutil
 import statistics
 import sys
 import tempfile
@@ -86,6 +88,7 @@ from actors.compiled import CompiledRounds
 from actors.grouping import projected_speedup, round_work, two_actor_ceilings
 from actors.host import PartitionHost
 from actors.session import init_local
+from actors.transport import PIPELINE_FROM
 from emulator import load_scenario, run
 from emulator.core.messages import META
 from emulator.data.scenario import Scenario, parse
@@ -356,8 +359,21 @@ WEAK_JOBS = 400
 """Jobs per cluster: the grid's arrival rate grows with its clusters, each cluster's load stays put."""
 WEAK_LATENCIES = (1.0, 30.0)
 """Link latencies (s) of the weak-scaling rows (see the module docstring)."""
+WEAK_LARGE = ((512, 30.0),)
+"""``(clusters, link s)`` rows the default set adds: a grid where the driver's share shows."""
 WEAK_CORES = (2, 16, 64)
 """Cores (one actor each) the projection is printed for."""
+
+
+def weak_cases(sizes=None, latencies=None) -> list[tuple[int, float]]:
+    """The weak-scaling rows: ``sizes`` x ``latencies`` (each defaulting to :data:`WEAK_SIZES`,
+    :data:`WEAK_LATENCIES`), and :data:`WEAK_LARGE` when neither is given.
+
+    >>> weak_cases()[-2:], weak_cases([8], [1.0])
+    ([(128, 30.0), (512, 30.0)], [(8, 1.0)])
+    """
+    cases = [(n, lat) for lat in latencies or WEAK_LATENCIES for n in sizes or WEAK_SIZES]
+    return cases + list(WEAK_LARGE) if sizes is None and latencies is None else cases
 
 
 def weak_grid(clusters: int, latency: float = 1.0) -> dict:
@@ -388,35 +404,58 @@ def round_costs(sizes=(2, 3, 4), rounds: int = 300) -> tuple[float, float]:
     return measured[0][0] - per_actor * sizes[0], per_actor
 
 
-def weak_rows(sizes=WEAK_SIZES, latencies=WEAK_LATENCIES, repeat: int = 1) -> list[dict]:
+def weak_rows(cases=None, repeat: int = 1) -> list[dict]:
     """Weak scaling: wall times in-process and on 2 Ray actors, and what N actors on N cores could give."""
     base, per_actor = round_costs()
-    return [weak_row(n, latency, base, per_actor, repeat) for latency in latencies for n in sizes]
+    return [weak_row(n, latency, base, per_actor, repeat) for n, latency in cases or weak_cases()]
+
+
+class DriverClock:
+    """``backend`` with the driver's CPU seconds counted while its transport runs (``seconds``, the
+    last run's): the emulation, its start-up and shut-down apart."""
+
+    def __init__(self, backend) -> None:
+        self.backend, self.seconds = backend, 0.0
+
+    @contextmanager
+    def __call__(self, scenario: Scenario):
+        with self.backend(scenario) as transport:
+            started = time.process_time()
+            try:
+                yield transport
+            finally:
+                self.seconds = time.process_time() - started
 
 
 def weak_row(n: int, latency: float, base: float, per_actor: float, repeat: int = 1) -> dict:
     """One weak-scaling row: ``n`` clusters with links of ``latency`` s (Ray's round: ``base +
     per_actor * actors`` s). The speed-up leaves out Ray's start-up and shut-down, given apart.
     ``repeat``: each backend's fastest of that many runs, the two taking turns (a shared machine's
-    noise moved single runs by 10%)."""
+    noise moved single runs by 10%). The driver's columns are those of the fastest Ray run: its CPU
+    (``driver s``, of which its meta partition's compute ``driver meta s``), over the in-process
+    run's partition compute (``driver share``) and per job."""
     scenario = parse(weak_grid(n, latency), f"weak-{n}")
     timed: list[TimedInProcess] = []
     walls: dict[str, list] = {"inproc": [], "ray": []}
     for _ in range(repeat):
         for name, backend in (
             ("inproc", timed_in_process(timed)),
-            ("ray", ray_backend(hosts=2, checkpoint_every=0)),
+            ("ray", DriverClock(ray_backend(hosts=2, checkpoint_every=0))),
         ):
             with tempfile.TemporaryDirectory() as tmp:
                 started = time.perf_counter()
                 result = run(scenario, Path(tmp) / "run", backend=backend)
                 stats = result.stats
                 emulation = time.perf_counter() - started - stats.startup_seconds - stats.shutdown_seconds
-                walls[name].append((emulation, stats))
-    (wall, stats), (ray_wall, ray_stats) = (min(runs, key=lambda w: w[0]) for runs in walls.values())
+                walls[name].append((emulation, stats, getattr(backend, "seconds", 0.0)))
+    (wall, stats, _), (ray_wall, ray_stats, driver) = (
+        min(runs, key=lambda w: w[0]) for runs in walls.values()
+    )
     fixed = ray_stats.startup_seconds + ray_stats.shutdown_seconds
     work = round_work(timed[0].rounds)
+    meta = (ray_stats.partition_seconds or {}).get(META, 0.0)
     overhead = stats.barrier_seconds / max(stats.rounds, 1)  # the coordinator's own work per round
+    pipelined = stats.compute_seconds / max(stats.rounds, 1) >= PIPELINE_FROM  # (as the transport turns)
     row = {
         "table": "weak scaling",
         "clusters": n,
@@ -427,10 +466,17 @@ def weak_row(n: int, latency: float, base: float, per_actor: float, repeat: int 
         "inproc s": wall,
         "ray 2 actors s": ray_wall,
         "ray start+stop s": fixed,
+        "driver s": driver,
+        "driver meta s": meta,
+        "driver share": f"{driver / stats.compute_seconds:.1%}",
+        "driver µs/job": driver / len(scenario.jobs) * 1e6,
         "ray speed-up": f"{wall / ray_wall:.2f}x",
     }
     for cores in WEAK_CORES:
-        projected = projected_speedup(work, cores, base + per_actor * cores, overhead, in_driver=[META])
+        round_cost = base + per_actor * cores
+        projected = projected_speedup(
+            work, cores, round_cost, overhead, [META], driver=max(driver - meta, 0.0), pipelined=pipelined
+        )
         row[f"projected {cores} cores"] = f"{projected:.2f}x"
     return row
 
@@ -459,12 +505,45 @@ def sweep_rows(count: int = 20) -> list[dict]:
 
 @contextmanager
 def local_ray():
+    """A private local Ray for one table; its session folder is removed when it ends."""
     temp = tempfile.mkdtemp(prefix="gr-bench-")
-    init_local(_temp_dir=temp)
     try:
+        init_local(_temp_dir=temp)
         yield
     finally:
         ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+TITLES = {"barrier": "barrier", "backends": "backends", "weak": "weak scaling", "sweep": "sweep"}
+"""Each table's title in the output, by its ``--only`` name."""
+
+
+def kept_tables(body: str, measuring: list[str]) -> list[str]:
+    r"""The tables of a region's ``body`` that this run does not measure (``measuring``: ``--only``
+    names), each as it was and under a line saying when and how it was measured: a run of some tables
+    replaces only those.
+
+    >>> body = "Measured then.\nCommand: `x`\n\n**sweep**\n\n| a |\n| --- |\n| 1 |\n"
+    >>> kept_tables(body, ["weak"])
+    ['**sweep**\n\n_Kept from an earlier run (Measured then. Command: `x`)._\n\n| a |\n| --- |\n| 1 |']
+    >>> kept_tables(body, ["sweep"])
+    []
+    """
+    header, *sections = re.split(r"^(?=\*\*[^*\n]+\*\*$)", body, flags=re.M)
+    said = " ".join(line for line in header.strip().splitlines() if not line.startswith("- "))
+    replaced = {TITLES[name] for name in measuring}
+    kept = []
+    for section in sections:
+        title, _, rest = section.strip().partition("\n")
+        if title.strip("*") in replaced:
+            continue
+        rest = rest.strip()
+        if said and not rest.startswith("_Kept"):
+            rest = f"_Kept from an earlier run ({said})._\n\n{rest}"
+        lines = [line for line in rest.splitlines() if not line.startswith("- not measured")]
+        kept.append(f"{title}\n\n" + "\n".join(lines).strip())
+    return kept
 
 
 def grouped(rows: list[dict]):
@@ -509,14 +588,16 @@ def main(argv: list[str] | None = None) -> int:
         "--repeat", type=int, default=1, metavar="N", help="weak scaling: each backend's fastest of N runs"
     )
     parser.add_argument(
-        "--weak", type=int, nargs="+", default=list(WEAK_SIZES), help="clusters in the weak-scaling rows"
+        "--weak",
+        type=int,
+        nargs="+",
+        help=f"clusters in the weak-scaling rows (default {WEAK_SIZES}, plus {WEAK_LARGE}: clusters, link s)",
     )
     parser.add_argument(
         "--weak-latency",
         type=float,
         nargs="+",
-        default=list(WEAK_LATENCIES),
-        help="link latencies (s) of the weak-scaling rows",
+        help=f"link latencies (s) of the weak-scaling rows (default {WEAK_LATENCIES})",
     )
     add_option(parser)
     args = parser.parse_args(argv)
@@ -526,18 +607,19 @@ def main(argv: list[str] | None = None) -> int:
     tables = {
         "barrier": lambda: barrier_rows(args.rounds, args.barrier, args.calls),
         "backends": lambda: backend_rows(args.cases),
-        "weak": lambda: weak_rows(args.weak, args.weak_latency, args.repeat),
+        "weak": lambda: weak_rows(weak_cases(args.weak, args.weak_latency), args.repeat),
         "sweep": sweep_rows,
     }
     rows: list[dict] = []
     names = [name for name in tables if name in wanted]
+    kept = kept_tables(region.body(), names) if region else []
     for i, name in enumerate(names):
         with local_ray():  # a fresh Ray for each table: after the barrier table's compiled graphs,
             rows += tables[
                 name
             ]()  # every later Ray row ran slower (case d: 9.8 ms of barrier a round, not 2)
         if region:
-            region.replace(header, *markdown(rows), bullets(not_reached(names[i + 1 :])))
+            region.replace(header, *markdown(rows), bullets(not_reached(names[i + 1 :])), *kept)
     if args.json:
         for row in rows:
             print(json.dumps(row))

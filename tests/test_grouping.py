@@ -105,6 +105,23 @@ def test_projected_speedup_by_hand():
     assert projected_speedup(turns, 2, 0.5, in_driver=[0]) == pytest.approx(20 / 17.5)
 
 
+def test_projected_speedup_counts_the_drivers_turn_and_its_cores():
+    # The meta partition (0, in the driver) taking turns with three clusters, 1 s each, as above; the
+    # driver's own work (replies, rows) 2 s, spread over the clusters' rounds: 0.4 s after each.
+    # Rounds: the meta's 1 s alone, then the clusters' 2 + 0.5 and the driver's 0.4 -> 5 x 3.9 s.
+    turns = np.array([[1.0, 0, 0, 0], [0, 1.0, 1.0, 1.0]] * 5)
+    assert projected_speedup(turns, 2, 0.5, in_driver=[0], driver=2.0) == pytest.approx(20 / 19.5)
+    # Pipelined, each turn of the driver runs beside the actors' next round: the clusters' 2.5 s rounds
+    # hide the meta's 1 s turns, the driver's 0.4 s turns after them show -> 5 x 2.5 + 5 x 0.4 s.
+    pipelined = projected_speedup(turns, 2, 0.5, in_driver=[0], driver=2.0, pipelined=True)
+    assert pipelined == pytest.approx(20 / 14.5)
+    # Four busy partitions on 2 actors and a driver doing half their work again: 60 s of CPU on 2
+    # cores is 30 s, longer than the overlapped path's 22 s.
+    work = np.ones((10, 4))
+    assert projected_speedup(work, 2, 0.0, driver=20.0, pipelined=True) == pytest.approx(40 / 30)
+    assert projected_speedup(work, 2, 0.0, driver=20.0) == pytest.approx(40 / 40)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     work=hnp.arrays(

@@ -26,8 +26,55 @@ import numpy as np
 
 from .rows import RowBlock, as_block
 
-Chunk = list[tuple] | RowBlock
-"""Rows as a partition call made them (tuples), or as a Ray actor shipped them (columns, when many)."""
+
+class Sorted:
+    """Rows of several partitions as one block in the trace's order (time, partition, sequence), and
+    each row's partition: how a Ray host's reply carries its partitions' rows, ready to merge."""
+
+    __slots__ = ("block", "pids")
+
+    def __init__(self, block: RowBlock, pids: np.ndarray) -> None:
+        self.block, self.pids = block, pids
+
+    def __len__(self) -> int:
+        return len(self.pids)
+
+
+class Share:
+    """One partition's rows in a :class:`Sorted` block it shares with the other partitions of its reply:
+    ``len`` is its own rows'; the first share of a block that :meth:`RowMerger.add` takes brings the
+    whole block, the others nothing more.
+
+    >>> rows = Sorted(RowBlock.of([(1.0, 0, 5, 0, 1, (), (), None), (2.0, 0, 6, 1, 1, (), (), None)]),
+    ...               np.array([1, 2], dtype=np.int32))
+    >>> shares = Share.of(rows, {1: 1, 2: 1})
+    >>> [len(share) for share in shares.values()], shares[1].claim() is rows, shares[2].claim()
+    ([1, 1], True, None)
+    """
+
+    __slots__ = ("_box", "count")
+
+    def __init__(self, count: int, box: list[Sorted | None]) -> None:
+        self.count, self._box = count, box
+
+    @classmethod
+    def of(cls, rows: Sorted, counts: dict[int, int]) -> dict[int, Share]:
+        """Each partition's share of ``rows``, by pid (``counts``: how many of the rows are its)."""
+        box: list[Sorted | None] = [rows]
+        return {pid: cls(count, box) for pid, count in counts.items()}
+
+    def __len__(self) -> int:
+        return self.count
+
+    def claim(self) -> Sorted | None:
+        """The block, for the first share to ask; None after."""
+        rows, self._box[0] = self._box[0], None
+        return rows
+
+
+Chunk = list[tuple] | RowBlock | Share
+"""Rows as a partition call made them (tuples), or as a Ray actor shipped them (columns, when many:
+one partition's, or a share of its host's reply)."""
 
 _time = itemgetter(0)
 
@@ -36,21 +83,36 @@ class RowMerger:
     """Rows by partition, each partition's in time order; :meth:`release` hands out those below a time.
 
     Rows come as tuples (from partitions in this process: a few per call, on
-    many calls, where columns would cost more to make than they save) or as
-    :class:`~emulator.sync.rows.RowBlock` columns (from Ray actors: large
-    calls). A release returns tuples when it cut only tuples, else one block.
+    many calls, where columns would cost more to make than they save), as
+    :class:`~emulator.sync.rows.RowBlock` columns, or as a :class:`Share` of a
+    host's reply (Ray actors: large calls): a reply's rows are held as one
+    block, whatever the partitions in it. A release returns tuples when it cut
+    only tuples, else one block.
     """
 
     def __init__(self) -> None:
         self._chunks: dict[int, list[_Tuples | _Block]] = {}  # by pid, oldest first
+        self._sorted: list[_Sorted] = []  # replies' blocks, oldest first
         self._low = math.inf  # the earliest row held: most rounds release nothing, at one comparison
+        self._arrivals = 0  # chunks added so far: each one's number
         self.held = 0
 
     def add(self, pid: int, rows: Chunk) -> None:
         if not len(rows):
             return
-        chunk = _Block(rows) if isinstance(rows, RowBlock) else _Tuples(rows)
-        self._chunks.setdefault(pid, []).append(chunk)
+        self._arrivals += 1
+        if isinstance(rows, Share):
+            whole = rows.claim()
+            if whole is None:  # (another share brought the block)
+                return
+            chunk = _Sorted(whole, self._arrivals)
+            self._sorted.append(chunk)
+            rows = whole
+        else:
+            chunk = (
+                _Block(rows, self._arrivals) if isinstance(rows, RowBlock) else _Tuples(rows, self._arrivals)
+            )
+            self._chunks.setdefault(pid, []).append(chunk)
         self.held += len(rows)
         self._low = min(self._low, chunk.first())
 
@@ -60,15 +122,23 @@ class RowMerger:
             return [], []
         pieces: list[Chunk] = []
         owners: list[int] = []  # each piece's partition
+        arrivals: list[int] = []  # each piece's chunk's number
         for pid in sorted(self._chunks):
-            for piece in _cut(self._chunks[pid], watermark):
+            for piece, arrival in _cut(self._chunks[pid], watermark):
                 pieces.append(piece)
                 owners.append(pid)
+                arrivals.append(arrival)
             if not self._chunks[pid]:
                 del self._chunks[pid]
+        merged = [(chunk.arrival, *chunk.cut(watermark)) for chunk in self._sorted]
+        self._sorted = [chunk for chunk in self._sorted if len(chunk.rows)]
+        merged = [(arrival, block, pids) for arrival, block, pids in merged if len(pids)]
         sizes = [len(piece) for piece in pieces]
-        self.held -= sum(sizes)
-        self._low = min((chunks[0].first() for chunks in self._chunks.values()), default=math.inf)
+        self.held -= sum(sizes) + sum(len(pids) for _, _, pids in merged)
+        lows = [chunks[0].first() for chunks in self._chunks.values()]
+        self._low = min(lows + [chunk.first() for chunk in self._sorted], default=math.inf)
+        if merged:
+            return _merge(pieces, owners, sizes, arrivals, merged)
         if not any(isinstance(piece, RowBlock) for piece in pieces):
             rows = [row for piece in pieces for row in piece]
             pids = [pid for pid, size in zip(owners, sizes, strict=True) for _ in range(size)]
@@ -84,14 +154,41 @@ class RowMerger:
         return block.take(order), at[order]
 
 
+def _merge(
+    pieces: list[Chunk],
+    owners: list[int],
+    sizes: list[int],
+    arrivals: list[int],
+    merged: list[tuple[int, RowBlock, np.ndarray]],
+) -> tuple[RowBlock, np.ndarray]:
+    """Released pieces of partitions' chunks (``owners``) and of replies' blocks (``merged``), as one
+    block in the trace's order, and each row's pid. Pieces are joined in the order their chunks came,
+    so one partition's rows at one time keep their sequence through the stable sort by time, then
+    partition. A lone reply's piece is in order already."""
+    parts = [
+        (arrival, as_block(piece), np.full(size, pid, dtype=np.int32))
+        for piece, pid, size, arrival in zip(pieces, owners, sizes, arrivals, strict=True)
+    ]
+    parts += merged
+    if len(parts) == 1:
+        return parts[0][1], parts[0][2]
+    parts.sort(key=itemgetter(0))
+    block = RowBlock.concat([block for _, block, _ in parts])
+    at = np.concatenate([pids for _, _, pids in parts])
+    order = np.lexsort((at, block.time))  # (stable)
+    if np.array_equal(order, np.arange(order.size)):
+        return block, at
+    return block.take(order), at[order]
+
+
 class _Tuples:
     """A partition call's row tuples, those from ``start`` on still held (a release moves ``start``:
     no row is copied however many releases cut the list)."""
 
-    __slots__ = ("rows", "start")
+    __slots__ = ("arrival", "rows", "start")
 
-    def __init__(self, rows: list[tuple]) -> None:
-        self.rows, self.start = rows, 0
+    def __init__(self, rows: list[tuple], arrival: int) -> None:
+        self.rows, self.start, self.arrival = rows, 0, arrival
 
     def first(self) -> float:
         return self.rows[self.start][0]
@@ -106,10 +203,10 @@ class _Tuples:
 class _Block:
     """A partition call's rows as columns, those not yet released (cuts are views)."""
 
-    __slots__ = ("block",)
+    __slots__ = ("arrival", "block")
 
-    def __init__(self, block: RowBlock) -> None:
-        self.block = block
+    def __init__(self, block: RowBlock, arrival: int) -> None:
+        self.block, self.arrival = block, arrival
 
     def first(self) -> float:
         return float(self.block.time[0])
@@ -121,13 +218,33 @@ class _Block:
         return block.cut(0, stop), stop == len(block)
 
 
-def _cut(chunks: list[_Tuples | _Block], watermark: float) -> list[Chunk]:
-    """The rows of ``chunks`` (one partition's, in order) before ``watermark``, removed from them."""
+class _Sorted:
+    """A reply's rows, in the trace's order, those not yet released (cuts are views)."""
+
+    __slots__ = ("arrival", "block", "rows")
+
+    def __init__(self, rows: Sorted, arrival: int) -> None:
+        self.block, self.rows, self.arrival = rows.block, rows.pids, arrival
+
+    def first(self) -> float:
+        return float(self.block.time[0])
+
+    def cut(self, watermark: float) -> tuple[RowBlock, np.ndarray]:
+        """The rows before ``watermark`` and their pids."""
+        block, pids = self.block, self.rows
+        stop = int(np.searchsorted(block.time, watermark, side="left"))
+        self.block, self.rows = block.cut(stop, len(block)), pids[stop:]
+        return block.cut(0, stop), pids[:stop]
+
+
+def _cut(chunks: list[_Tuples | _Block], watermark: float) -> list[tuple[Chunk, int]]:
+    """The rows of ``chunks`` (one partition's, in order) before ``watermark``, removed from them, each
+    piece with its chunk's number."""
     taken = []
     while chunks:
         piece, emptied = chunks[0].cut(watermark)
         if len(piece):
-            taken.append(piece)
+            taken.append((piece, chunks[0].arrival))
         if not emptied:
             break
         chunks.pop(0)
