@@ -102,17 +102,19 @@ class MetaPartition:
     ) -> tuple[list[Message], float, list[tuple], bool, float, bool]:
         """Apply status reports, submit and dispatch the jobs due before ``horizon`` (at most ``budget``
         times of them); returns as :class:`emulator.sync.coordinator.Result`."""
-        for msg in inbox:
-            self._seq += 1
-            kind = _STATUS
-            if msg.kind == RETURN_JOB:
-                kind = _RETURNED
-                heapq.heappush(self._returned, msg.time)
+        events, seq = self._events, self._seq
+        for time, src, _, _, kind, payload in inbox:
+            seq += 1
+            if kind == RETURN_JOB:
+                heapq.heappush(self._returned, time)
                 self.timeline.woken()
-            heapq.heappush(self._events, (msg.time, kind, self._seq, (msg.src - 1, msg.payload)))
+                heapq.heappush(events, (time, _RETURNED, seq, (src - 1, payload)))
+            else:
+                heapq.heappush(events, (time, _STATUS, seq, (src - 1, payload)))
+        self._seq = seq
         # The loop runs once per event time (a million submissions and as many status reports on
         # grid1000): what it reads each time is taken into locals once per call.
-        events, submits, knowledge, step = self._events, self._submits, self.knowledge, self.timeline.step
+        submits, knowledge, step = self._submits, self.knowledge, self.timeline.step
         apply, observe = knowledge.apply, self.policy.observe if self._observes else None
         last = len(submits)
         deadline = perf_counter() + coordinator.CALL_SECONDS
@@ -172,7 +174,7 @@ class MetaPartition:
     def _dispatch(self, jobs: list[Job]) -> None:
         held = []
         offered = jobs
-        if self.knowledge.any_down:  # jobs only clusters believed down could run wait here, for an `up` report
+        if self.knowledge.any_down:  # jobs only clusters believed down could run wait, for an `up` report
             view = self.view
             waiting = {j.id for j in jobs if not view.eligible(j).any() and view.possible(j).any()}
             if waiting:
