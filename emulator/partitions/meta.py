@@ -65,8 +65,6 @@ class MetaPartition:
         self._held: list[Job] = []  # jobs held (HOLD, or every cluster able to run them down), in order
         self._kills: dict[int, int] = {}  # jobs sent back by outages: their kills so far
         self.timeline = Timeline(self.busy)
-        # A policy that keeps no account of the reports is not called for each of them.
-        self._observes = getattr(type(self.policy), "observe", None) is not MetaPolicy.observe
 
     @property
     def next_time(self) -> float:
@@ -115,7 +113,9 @@ class MetaPartition:
         # The loop runs once per event time (a million submissions and as many status reports on
         # grid1000): what it reads each time is taken into locals once per call.
         submits, knowledge, step = self._submits, self.knowledge, self.timeline.step
-        apply, observe = knowledge.apply, self.policy.observe if self._observes else None
+        apply, observe = knowledge.apply, getattr(self.policy, "observe", None)
+        if getattr(observe, "__func__", None) is MetaPolicy.observe:  # (keeps no account of the reports:
+            observe = None  # not called for each of them)
         last = len(submits)
         deadline = perf_counter() + coordinator.CALL_SECONDS
         while budget > 0:
