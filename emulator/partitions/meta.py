@@ -174,7 +174,7 @@ class MetaPartition:
     def _dispatch(self, jobs: list[Job]) -> None:
         held = []
         offered = jobs
-        if self.knowledge.any_down:  # jobs only clusters believed down could run wait, for an `up` report
+        if self.knowledge.any_down:  # jobs only clusters believed down can run wait for an `up` report
             view = self.view
             waiting = {j.id for j in jobs if not view.eligible(j).any() and view.possible(j).any()}
             if waiting:
