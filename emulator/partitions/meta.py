@@ -65,8 +65,6 @@ class MetaPartition:
         self._held: list[Job] = []  # jobs held (HOLD, or every cluster able to run them down), in order
         self._kills: dict[int, int] = {}  # jobs sent back by outages: their kills so far
         self.timeline = Timeline(self.busy)
-        # A policy that keeps no account of the reports is not called for each of them.
-        self._observes = getattr(type(self.policy), "observe", None) is not MetaPolicy.observe
 
     @property
     def next_time(self) -> float:
@@ -102,18 +100,22 @@ class MetaPartition:
     ) -> tuple[list[Message], float, list[tuple], bool, float, bool]:
         """Apply status reports, submit and dispatch the jobs due before ``horizon`` (at most ``budget``
         times of them); returns as :class:`emulator.sync.coordinator.Result`."""
-        for msg in inbox:
-            self._seq += 1
-            kind = _STATUS
-            if msg.kind == RETURN_JOB:
-                kind = _RETURNED
-                heapq.heappush(self._returned, msg.time)
+        events, seq = self._events, self._seq
+        for time, src, _, _, kind, payload in inbox:
+            seq += 1
+            if kind == RETURN_JOB:
+                heapq.heappush(self._returned, time)
                 self.timeline.woken()
-            heapq.heappush(self._events, (msg.time, kind, self._seq, (msg.src - 1, msg.payload)))
+                heapq.heappush(events, (time, _RETURNED, seq, (src - 1, payload)))
+            else:
+                heapq.heappush(events, (time, _STATUS, seq, (src - 1, payload)))
+        self._seq = seq
         # The loop runs once per event time (a million submissions and as many status reports on
         # grid1000): what it reads each time is taken into locals once per call.
-        events, submits, knowledge, step = self._events, self._submits, self.knowledge, self.timeline.step
-        apply, observe = knowledge.apply, self.policy.observe if self._observes else None
+        submits, knowledge, step = self._submits, self.knowledge, self.timeline.step
+        apply, observe = knowledge.apply, getattr(self.policy, "observe", None)
+        if getattr(observe, "__func__", None) is MetaPolicy.observe:  # (keeps no account of the reports:
+            observe = None  # not called for each of them)
         last = len(submits)
         deadline = perf_counter() + coordinator.CALL_SECONDS
         while budget > 0:

@@ -202,7 +202,7 @@ _ARRAYS = (
 
 class MetaView:
     """What a meta policy may read of a :class:`MetaState` (see its docstring for every field):
-    the arrays as read-only views, ``in_flight`` as mapping proxies, ``now``, ``queued`` and
+    the arrays (``queued`` too) as read-only views, ``in_flight`` as mapping proxies, ``now`` and
     ``any_down`` as they stand, and the state's questions (``speed``, ``possible``, ``eligible``,
     ``eligible_everywhere``, ``idle``). Nothing here changes the state."""
 
@@ -213,6 +213,7 @@ class MetaView:
         self.cluster_index = MappingProxyType(state.cluster_index)
         for name in _ARRAYS:
             setattr(self, name, read_only(getattr(state, name)))
+        self.queued = state.queued  # (a view, which unpickles as a copy: __reduce__ makes a new one)
         self.in_flight = tuple(MappingProxyType(flying) for flying in state.in_flight)
         self.speed = state.speed
         self.possible = state.possible
@@ -223,10 +224,6 @@ class MetaView:
     @property
     def now(self) -> float:
         return self._state.now
-
-    @property
-    def queued(self) -> np.ndarray:
-        return self._state.queued
 
     @property
     def any_down(self) -> bool:
