@@ -23,7 +23,7 @@ from collections import deque
 
 from emulator.sync.coordinator import Calls, InProcess, State
 
-from .packing import Reply, as_message, reply
+from .packing import Reply, as_messages, reply
 
 
 class DriverHost:
@@ -56,7 +56,7 @@ class DriverHost:
         """Advance the partitions called; inboxes hold messages as the driver routes them (tuples)."""
         if not calls:
             return reply({}, {})
-        inboxes = {pid: (horizon, [as_message(m) for m in inbox]) for pid, (horizon, inbox) in calls.items()}
+        inboxes = {pid: (horizon, as_messages(inbox)) for pid, (horizon, inbox) in calls.items()}
         results = self.local.advance(inboxes, budget)
         return reply(self.local.partition_seconds, results)
 
