@@ -24,7 +24,9 @@ from dataclasses import replace
 import ray
 from ray.exceptions import RayActorError
 
+from emulator.core.messages import META
 from emulator.data.scenario import Scenario
+from emulator.engine.runner import entries
 from emulator.sync.coordinator import Calls
 
 from .calls import HostCalls
@@ -49,14 +51,14 @@ class Fleet:
 
     def __init__(self, scenario: Scenario, groups: list[list[int]], host: type, compiled: bool, direct: bool):
         self.groups, self.owner = groups, owners(groups)
-        self._scenario = ray.put(_for_hosts(scenario))
+        self._scenario = scenario  # (each actor is sent its share: :func:`for_hosts`)
         self._cpus = actor_share(node_cpus(), len(groups))  # (placement: all fit, on the nodes there are)
         self._actor = ray.remote(host).options(
             num_cpus=self._cpus,
             max_restarts=0,
             runtime_env=runtime_env(scenario),  # (shipping: plug-ins)
         )
-        self.hosts = [self._actor.remote(self._scenario, group) for group in groups]
+        self.hosts = [self._actor.remote(for_hosts(scenario, group), group) for group in groups]
         await_started(self.hosts, groups, self._cpus, "for the run")  # (placement: bounded, says why)
         self.gather("states")  # every host has built its partitions: start-up, as in one process
         self.graph, self.plain_reason = compile_rounds(self.hosts) if compiled else (None, "")
@@ -81,7 +83,7 @@ class Fleet:
 
     def spawn(self, h: int):
         """A new actor for actor ``h``'s current group, not in use yet (:meth:`replace` installs it)."""
-        host = self._actor.remote(self._scenario, self.groups[h])
+        host = self._actor.remote(for_hosts(self._scenario, self.groups[h]), self.groups[h])
         await_started([host], [self.groups[h]], self._cpus, "to replace one that died", len(self.hosts) - 1)
         return host
 
@@ -120,11 +122,26 @@ class Fleet:
             ray.kill(host)
 
 
-def _for_hosts(scenario: Scenario) -> Scenario:
-    """What the actors build their partitions from: the scenario without the tables only the driver's
-    writer reads (``jobs.arrow``'s input and trace columns; tens of MB on LCG-2005-1). Benchmarks
-    pass their own scenario-like objects, as they are."""
-    return replace(scenario, extra=None, inputs=None) if isinstance(scenario, Scenario) else scenario
+def for_hosts(scenario: Scenario, pids: list[int]) -> Scenario:
+    """What an actor builds partitions ``pids`` from: the scenario with only the jobs they read.
+
+    A cluster reads the jobs that enter it directly (a trace's site), and whether any job goes through
+    the meta-scheduler (it then reports to it): one such job stands for them all. The meta partition
+    reads those going through it. Each cluster's jobs and the meta-scheduler's keep their order, so
+    they split as the whole workload does (:func:`~emulator.engine.runner.entries`) and the partitions
+    are built as from the whole workload: a meta-scheduled grid's actors get next to no jobs, not all
+    of them. Tables only the driver's writer reads (``jobs.arrow``'s input and trace columns) are
+    dropped. Benchmarks pass their own scenario-like objects, as they are.
+    """
+    if not isinstance(scenario, Scenario):
+        return scenario
+    direct, via_meta = entries(scenario)
+    jobs = [job for pid in sorted(pids) if pid != META for job in direct[pid - 1]]
+    if META in pids:
+        jobs += via_meta
+    elif via_meta:
+        jobs.append(via_meta[0])
+    return replace(scenario, jobs=jobs, extra=None, inputs=None)
 
 
-__all__ = ["Fleet"]
+__all__ = ["Fleet", "for_hosts"]

@@ -33,22 +33,26 @@ Four tables:
    the CPU the driver and Ray's own processes take from the actors.
 3. ``weak scaling``: 8, 32 and 128 clusters of 50 machines (EASY, least-load dispatch, 400 jobs per
    cluster, arrivals proportional to the clusters), with 1 s links (a dispatch as fast as a LAN's) and
-   30 s links (a grid middleware's: a WMS takes tens of seconds to hand a job to a site's CE).
+   30 s links (a grid middleware's: a WMS takes tens of seconds to hand a job to a site's CE), and
+   512 clusters with 30 s links (``WEAK_LARGE``: where the driver's share shows).
    The link is the lookahead: a round spans about one link latency of virtual time whatever the
    grid's size, so 1 s links give ~14k rounds of well under a millisecond of work each, and 30 s
    links thirty times fewer, each thirty times heavier. Rounds, mean compute per round,
    wall seconds in-process and on 2 Ray actors after start-up (each the fastest of ``--repeat``
    runs, the backends taking turns; Ray's start-up and shut-down,
-   seconds whatever the run, are given apart in ``ray start+stop s``), the measured speed-up,
+   seconds whatever the run, are given apart in ``ray start+stop s``); the driver's CPU seconds
+   in that Ray run (``driver s``), of which its meta partition's compute (``driver meta s``), over
+   the in-process run's partition compute (``driver share``) and per job; the measured speed-up,
    and the speed-up N actors on N cores could reach
    (``actors.grouping.projected_speedup``: each round's measured compute by partition, the
    partitions grouped by LPT, plus the round's cost for N actors on direct lines, fitted on
-   rounds measured here;
-   the meta partition runs in the driver, so a round holding it alone pays no Ray round),
+   rounds measured here; the meta partition runs in the driver, so a round holding it alone pays
+   no Ray round; the driver's CPU beyond it, as measured, is its turn after each round's replies,
+   which pipelined rounds (from ``PIPELINE_FROM`` of compute a round) overlap with the actors'
+   next round; and the actors and the driver share the N cores),
    so users see what a 16- or 64-core machine would give, which a 2-core one cannot show.
-   The projection models rounds, not the pipelined calls the measured Ray run turns to at 30 s
-   links (the meta partition's window beside the clusters', which it would shorten), nor the
-   driver's own share of the cores (which the measured 2-core run pays, and the model does not).
+   ``projected 2 cores`` sits beside the measured speed-up: how far apart they are says how far
+   to trust the others.
 4. ``sweep``: 20 independent quickstart runs (10k jobs each) one after another vs a process
    pool vs Ray tasks; the target is >= 1.8x faster than sequential.
 
@@ -287,14 +291,19 @@ CASES = {
 
 
 class TimedInProcess(coordinator.InProcess):
-    """The in-process transport, keeping every round's compute seconds by partition."""
+    """The in-process transport, keeping every round's compute seconds by partition, and the CPU
+    seconds the partitions took in all (``cpu``: on a shared machine, wall seconds count the other
+    processes' turns too)."""
 
     def __init__(self, partitions: list) -> None:
         super().__init__(partitions)
         self.rounds: list[dict[int, float]] = []
+        self.cpu = 0.0
 
     def advance(self, calls, budget):
+        started = time.process_time()
         results = super().advance(calls, budget)
+        self.cpu += time.process_time() - started
         self.rounds.append(self.partition_seconds)
         return results
 
@@ -412,10 +421,11 @@ def weak_rows(cases=None, repeat: int = 1) -> list[dict]:
 
 class DriverClock:
     """``backend`` with the driver's CPU seconds counted while its transport runs (``seconds``, the
-    last run's): the emulation, its start-up and shut-down apart."""
+    last run's: the emulation, its start-up and shut-down apart), and of them its own partitions'
+    (``meta``: :attr:`actors.driver_host.DriverHost.cpu_seconds`)."""
 
     def __init__(self, backend) -> None:
-        self.backend, self.seconds = backend, 0.0
+        self.backend, self.seconds, self.meta = backend, 0.0, 0.0
 
     @contextmanager
     def __call__(self, scenario: Scenario):
@@ -425,6 +435,7 @@ class DriverClock:
                 yield transport
             finally:
                 self.seconds = time.process_time() - started
+                self.meta = transport.driver.cpu_seconds
 
 
 def weak_row(n: int, latency: float, base: float, per_actor: float, repeat: int = 1) -> dict:
@@ -432,8 +443,8 @@ def weak_row(n: int, latency: float, base: float, per_actor: float, repeat: int 
     per_actor * actors`` s). The speed-up leaves out Ray's start-up and shut-down, given apart.
     ``repeat``: each backend's fastest of that many runs, the two taking turns (a shared machine's
     noise moved single runs by 10%). The driver's columns are those of the fastest Ray run: its CPU
-    (``driver s``, of which its meta partition's compute ``driver meta s``), over the in-process
-    run's partition compute (``driver share``) and per job."""
+    (``driver s``, of which its meta partition's ``driver meta s``), over the CPU of the partitions
+    in the fastest in-process run (``driver share``), and per job."""
     scenario = parse(weak_grid(n, latency), f"weak-{n}")
     timed: list[TimedInProcess] = []
     walls: dict[str, list] = {"inproc": [], "ray": []}
@@ -447,13 +458,13 @@ def weak_row(n: int, latency: float, base: float, per_actor: float, repeat: int 
                 result = run(scenario, Path(tmp) / "run", backend=backend)
                 stats = result.stats
                 emulation = time.perf_counter() - started - stats.startup_seconds - stats.shutdown_seconds
-                walls[name].append((emulation, stats, getattr(backend, "seconds", 0.0)))
-    (wall, stats, _), (ray_wall, ray_stats, driver) = (
+                cpu = (timed[-1].cpu, timed[-1]) if name == "inproc" else (backend.seconds, backend.meta)
+                walls[name].append((emulation, stats, *cpu))
+    (wall, stats, work_cpu, timed_run), (ray_wall, ray_stats, driver, meta) = (
         min(runs, key=lambda w: w[0]) for runs in walls.values()
     )
     fixed = ray_stats.startup_seconds + ray_stats.shutdown_seconds
-    work = round_work(timed[0].rounds)
-    meta = (ray_stats.partition_seconds or {}).get(META, 0.0)
+    work = round_work(timed_run.rounds)
     overhead = stats.barrier_seconds / max(stats.rounds, 1)  # the coordinator's own work per round
     pipelined = stats.compute_seconds / max(stats.rounds, 1) >= PIPELINE_FROM  # (as the transport turns)
     row = {
@@ -468,7 +479,7 @@ def weak_row(n: int, latency: float, base: float, per_actor: float, repeat: int 
         "ray start+stop s": fixed,
         "driver s": driver,
         "driver meta s": meta,
-        "driver share": f"{driver / stats.compute_seconds:.1%}",
+        "driver share": f"{driver / work_cpu:.1%}",
         "driver µs/job": driver / len(scenario.jobs) * 1e6,
         "ray speed-up": f"{wall / ray_wall:.2f}x",
     }

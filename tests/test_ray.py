@@ -11,17 +11,20 @@ import shutil
 import subprocess
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
 ray = pytest.importorskip("ray")
 
 from actors import HostDied, RayTransport, group_partitions, ray_backend, static_weights  # noqa: E402
+from actors.fleet import for_hosts  # noqa: E402
 from actors.session import init_local  # noqa: E402
 from actors.transport import PIPELINE_FROM, PIPELINE_FROM_PLAIN  # noqa: E402
 from emulator import load_scenario, run  # noqa: E402
 from emulator.data.scenario import parse  # noqa: E402
+from emulator.engine.runner import build_partitions  # noqa: E402
+from emulator.sync import coordinator  # noqa: E402
 
 from .conftest import shared_path  # noqa: E402
 
@@ -567,3 +570,31 @@ def test_the_driver_import_path_leaves_the_interpreter_out(tmp_path, monkeypatch
     entries = driver_import_path()["env_vars"]["PYTHONPATH"].split(":")
     assert entries[0] == str(tmp_path.resolve()) and entries[-1] == "${PYTHONPATH}"
     assert not any(entry.startswith(sys.prefix) for entry in entries)
+
+
+def test_each_actor_is_sent_only_the_jobs_its_partitions_read(tmp_path):
+    # Half the jobs name a cluster (they enter it directly), the others go through the meta-scheduler:
+    # partitions built from each group's share make the trace the whole workload makes.
+    scenario = parse(many_clusters(6, 120), "mixed")
+    for job in scenario.jobs[::2]:
+        job.site = f"c{job.id % 6}"
+    scenario = replace(scenario, inputs=None)
+    direct = {i: [j.id for j in scenario.jobs if j.site == f"c{i}"] for i in range(6)}
+    via_meta = [j.id for j in scenario.jobs if not j.site]
+    groups = [[0], [1, 4], [2, 3, 5, 6]]
+    shares = [for_hosts(scenario, group) for group in groups]
+    assert [j.id for j in shares[0].jobs] == via_meta
+    assert [j.id for j in shares[1].jobs] == direct[0] + direct[3] + via_meta[:1]  # one stands for them
+    assert len(shares[2].jobs) == sum(len(direct[i]) for i in (1, 2, 4, 5)) + 1
+    assert shares[1].inputs is None and shares[1].extra is None
+
+    @contextmanager
+    def grouped(scenario):
+        parts = [
+            p for group, share in zip(groups, shares, strict=True) for p in build_partitions(share, group)
+        ]
+        yield coordinator.InProcess(parts)
+
+    run(scenario, tmp_path / "whole")
+    run(scenario, tmp_path / "shares", backend=grouped)
+    assert same_files(tmp_path / "whole", tmp_path / "shares")
