@@ -142,7 +142,7 @@ class MetaPartition:
                 submitted.append(job)
             if submitted or (reported and self._held):
                 self._dispatch(self._held + submitted)
-            step(time, self._submitted < last or bool(self._returned or self._held))  # (busy)
+            step(time, self.busy)
             if perf_counter() > deadline:  # a slow policy (coordinator.CALL_SECONDS)
                 break
         out, rows = self._outbox, self._rows

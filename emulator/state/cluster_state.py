@@ -169,20 +169,22 @@ class EndOrder:
     def __init__(self, runs: Iterable[Run] = ()) -> None:
         runs = sorted(runs, key=_end_key)
         self._keys: list[tuple[float, int]] = [_end_key(run) for run in runs]
-        self.values: list[tuple[float, Plan, tuple[str, ...]]] = [
-            (run.estimated_end, run.plan, run.job.licenses) for run in runs
-        ]
+        self.values: list[tuple[float, Plan, tuple[str, ...]]] = [_end_value(run) for run in runs]
 
     def add(self, run: Run) -> None:
-        key = (run.estimated_end, run.seq)
+        key = _end_key(run)
         i = bisect.bisect_left(self._keys, key)
         self._keys.insert(i, key)
-        self.values.insert(i, (run.estimated_end, run.plan, run.job.licenses))
+        self.values.insert(i, _end_value(run))
 
     def remove(self, run: Run) -> None:
-        i = bisect.bisect_left(self._keys, (run.estimated_end, run.seq))
+        i = bisect.bisect_left(self._keys, _end_key(run))
         del self._keys[i], self.values[i]
 
 
 def _end_key(run: Run) -> tuple[float, int]:
     return (run.estimated_end, run.seq)
+
+
+def _end_value(run: Run) -> tuple[float, Plan, tuple[str, ...]]:
+    return (run.estimated_end, run.plan, run.job.licenses)

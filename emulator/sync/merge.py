@@ -137,21 +137,14 @@ class RowMerger:
         self.held -= sum(sizes) + sum(len(pids) for _, _, pids in merged)
         lows = [chunks[0].first() for chunks in self._chunks.values()]
         self._low = min(lows + [chunk.first() for chunk in self._sorted], default=math.inf)
-        if merged:
-            return _merge(pieces, owners, sizes, arrivals, merged)
-        if not any(isinstance(piece, RowBlock) for piece in pieces):
+        if not merged and not any(isinstance(piece, RowBlock) for piece in pieces):
             rows = [row for piece in pieces for row in piece]
             pids = [pid for pid, size in zip(owners, sizes, strict=True) for _ in range(size)]
             order = _by_time(rows)
             if order is None:
                 return rows, pids
             return [rows[i] for i in order], [pids[i] for i in order]
-        block = RowBlock.concat([as_block(piece) for piece in pieces])
-        at = np.repeat(np.array(owners, dtype=np.int32), sizes)  # (not a list of a pid per row)
-        order = np.argsort(block.time, kind="stable")  # partitions come in increasing pid: ties keep it
-        if np.array_equal(order, np.arange(order.size)):
-            return block, at
-        return block.take(order), at[order]
+        return _merge(pieces, owners, sizes, arrivals, merged)
 
 
 def _merge(
@@ -161,10 +154,10 @@ def _merge(
     arrivals: list[int],
     merged: list[tuple[int, RowBlock, np.ndarray]],
 ) -> tuple[RowBlock, np.ndarray]:
-    """Released pieces of partitions' chunks (``owners``) and of replies' blocks (``merged``), as one
+    """Released pieces of partitions' chunks (``owners``) and of replies' blocks (``merged``, if any), as one
     block in the trace's order, and each row's pid. Pieces are joined in the order their chunks came,
     so one partition's rows at one time keep their sequence through the stable sort by time, then
-    partition. A lone reply's piece is in order already."""
+    partition. A lone piece (one partition's, or one reply's) is in order already."""
     parts = [
         (arrival, as_block(piece), np.full(size, pid, dtype=np.int32))
         for piece, pid, size, arrival in zip(pieces, owners, sizes, arrivals, strict=True)
