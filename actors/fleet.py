@@ -44,12 +44,16 @@ class Fleet:
     through a compiled graph (:attr:`graph`; ``plain_reason`` says why there is
     none when one was wanted), and plain Ray calls otherwise.
 
-    >>> fleet = Fleet(scenario, [[1, 2], [3]], PartitionHost, compiled=False, direct=True)  # doctest: +SKIP
-    >>> fleet.kind, fleet.owner                                                      # doctest: +SKIP
+    The actors start building their partitions when it is made, and are ready once :meth:`connect`
+    returns: the driver builds its own partitions in between.
+
+    >>> fleet = Fleet(scenario, [[1, 2], [3]], PartitionHost)  # doctest: +SKIP
+    >>> fleet.connect(compiled=False, direct=True)             # doctest: +SKIP
+    >>> fleet.kind, fleet.owner                                # doctest: +SKIP
     ('direct', {1: 0, 2: 0, 3: 1})
     """
 
-    def __init__(self, scenario: Scenario, groups: list[list[int]], host: type, compiled: bool, direct: bool):
+    def __init__(self, scenario: Scenario, groups: list[list[int]], host: type):
         self.groups, self.owner = groups, owners(groups)
         self._scenario = scenario  # (each actor is sent its share: :func:`for_hosts`)
         self._cpus = actor_share(node_cpus(), len(groups))  # (placement: all fit, on the nodes there are)
@@ -59,7 +63,10 @@ class Fleet:
             runtime_env=runtime_env(scenario),  # (shipping: plug-ins)
         )
         self.hosts = [self._actor.remote(for_hosts(scenario, group), group) for group in groups]
-        await_started(self.hosts, groups, self._cpus, "for the run")  # (placement: bounded, says why)
+
+    def connect(self, compiled: bool, direct: bool) -> None:
+        """Wait until every actor has built its partitions, then open the way rounds reach them."""
+        await_started(self.hosts, self.groups, self._cpus, "for the run")  # (placement: bounded, says why)
         self.gather("states")  # every host has built its partitions: start-up, as in one process
         self.graph, self.plain_reason = compile_rounds(self.hosts) if compiled else (None, "")
         self.calls = HostCalls.open(self.hosts, direct and not compiled)

@@ -99,8 +99,9 @@ class RayTransport(Overlapping, Queueing):
         direct: bool = True,
         pipeline_from: float | None = None,
     ) -> None:
+        self.fleet = Fleet(scenario, groups, host)  # (the actors build their partitions meanwhile)
         self.driver = DriverHost(build_partitions(scenario, in_driver) if in_driver else [])
-        self.fleet = Fleet(scenario, groups, host, compiled, direct)
+        self.fleet.connect(compiled, direct)
         self.recovery = Recovery(self.fleet, checkpoint_every)
         pids = len(self.fleet.owner) + len(in_driver)
         self.balance = Rebalancer(
