@@ -41,7 +41,7 @@ def run(raw: dict, out: Path | None = None):
         result = emulator.run(parse(copy.deepcopy(raw), "test.toml"), out)
         with pa.memory_map(str(out / "events.arrow")) as source:
             events = indexed(pa.ipc.open_file(source).read_all())
-    jobs = {j["id"]: j for j in result.jobs.to_pylist()}
+        jobs = {j["id"]: j for j in result.jobs.to_pylist()}  # (read from the run directory)
     return events, jobs, result.summary
 
 

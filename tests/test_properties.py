@@ -321,7 +321,7 @@ def run_raw(raw: dict) -> Trace:
         result = emulator.run(parse(copy.deepcopy(raw), "generated.toml"), out)
         with pa.memory_map(str(out / "events.arrow")) as source:
             rows = indexed(pa.ipc.open_file(source).read_all())
-    return Trace(raw, rows, result.jobs.to_pylist())
+        return Trace(raw, rows, result.jobs.to_pylist())  # (jobs read from the run directory)
 
 
 def by_job(rows: list[dict]) -> dict[int, list[dict]]:

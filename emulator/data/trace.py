@@ -70,6 +70,8 @@ JOB_OUTCOMES = pa.schema(
     ]
 )
 """What became of each job, after its inputs (:data:`~emulator.core.model.JOB_INPUTS`) in ``jobs.arrow``."""
+PLACEMENT_COLUMNS = ("machines", "pes")
+"""``jobs.arrow``'s lists of where each job last started: the largest columns, and no metric reads them."""
 STATUSES = ("finished", "killed", "rejected")
 """``jobs.arrow``'s ``status`` values."""
 JOB_PREEMPTIONS = pa.schema(

@@ -12,19 +12,20 @@ import tomllib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pyarrow as pa
 import tomli_w
 
 from ..core.config import ScenarioError, Table
-from ..core.heap import frozen_heap, long_lived
+from ..core.heap import freeze, frozen_heap, long_lived
 from ..core.model import Job, LinkClock, Platform, platform_of
 from ..data import rundir
 from ..data.metrics import EVENT_COLUMNS, MetricOptions, summarize
 from ..data.scenario import Scenario, build_platform
 from ..data.scenario import _metric_options as read_metric_options
-from ..data.trace import EVENT_SCHEMA, TraceWriter
+from ..data.trace import EVENT_SCHEMA, PLACEMENT_COLUMNS, TraceWriter
 from ..partitions.cluster import ClusterPartition
 from ..partitions.meta import MetaPartition
 from ..sync import coordinator, sequential
@@ -36,10 +37,18 @@ SKIPPED_SHOWN = 100
 
 @dataclass
 class RunResult:
+    """A finished run: its directory, its summary and the coordinator's counts."""
+
     out_dir: Path
     summary: dict
-    jobs: pa.Table
     stats: coordinator.RunStats
+
+    @cached_property
+    def jobs(self) -> pa.Table:
+        """``jobs.arrow``'s table, read when first asked for: the run does not hold it, with its machine
+        and PE lists, while its summary is built (a 448,000-job run's peak)."""
+        with pa.OSFile(str(self.out_dir / "jobs.arrow")) as file:
+            return pa.ipc.open_file(file).read_all()
 
 
 def entries(scenario: Scenario) -> tuple[list[list[Job]], list[Job]]:
@@ -177,7 +186,7 @@ def _run_claimed(
     except BaseException:
         writer.close(ok=False)
         raise
-    jobs = writer.close(ok=True, end=stats.end_time)
+    jobs = writer.close(ok=True, end=stats.end_time).drop_columns(list(PLACEMENT_COLUMNS))  # (metrics: no)
     workload = {
         "jobs": len(scenario.jobs),
         "skipped_lines": len(scenario.skipped),
@@ -203,7 +212,7 @@ def _run_claimed(
     )
     run["wall_seconds"] = round(time.perf_counter() - started, 3)
     write_summary(out_dir, summary)
-    return RunResult(out_dir, summary, jobs, stats)
+    return RunResult(out_dir, summary, stats)
 
 
 def _drive(
@@ -214,14 +223,18 @@ def _drive(
     tick: Callable[[], None] | None,
 ) -> dict:
     """Open the backend, run its partitions to the end, close it: the scheduler's costs per partition.
-    The partitions are let go on return, before the jobs table and the metrics are built."""
+    The partitions are let go on return, before the jobs table and the metrics are built.
+
+    The scenario's jobs are hidden from the collector from the start: a backend's start-up makes
+    objects by the thousand (a Ray backend pickles what each actor builds from), and every full
+    collection it set off scanned a million jobs. What start-up built joins them for the run."""
     opening = time.perf_counter()
-    with backend(scenario) as transport:
+    with frozen_heap(), backend(scenario) as transport:
         stats.startup_seconds = time.perf_counter() - opening
+        freeze()
         links = Links.of_platform(scenario.platform)
-        with frozen_heap():
-            drive = sequential.driver(transport)  # (in one process: no rounds; InRounds: the rounds)
-            drive(transport, links, writer, stats, tick, tail=_tail(scenario))
+        drive = sequential.driver(transport)  # (in one process: no rounds; InRounds: the rounds)
+        drive(transport, links, writer, stats, tick, tail=_tail(scenario))
         costs = transport.policy_stats() if hasattr(transport, "policy_stats") else {}
         closing = time.perf_counter()
     stats.shutdown_seconds = time.perf_counter() - closing
