@@ -16,7 +16,7 @@ from emulator import load_scenario, run
 from emulator.core.messages import Message
 from emulator.data.scenario import parse
 from emulator.engine.runner import build_partitions
-from emulator.sync import coordinator
+from emulator.sync import coordinator, sequential
 from emulator.sync.frontier import Frontier
 from emulator.sync.horizons import Links
 from emulator.sync.merge import RowMerger
@@ -442,3 +442,31 @@ def test_rounds_write_the_last_rounds_rows_while_hosts_compute_the_next(tmp_path
     assert rounds > 100 and log.count("sink") == rounds
     # Every round's rows but the last are written between the next round's start and its finish.
     assert log == ["start", "finish", *["start", "sink", "finish"] * (rounds - 1), "sink"]
+
+
+def test_progress_shows_the_virtual_time_the_trace_has_reached_in_rounds_and_pipelined(tmp_path):
+    # A pipelined run used to leave it where its last barrier round had (0 when there was none).
+    scenario = load_scenario("quickstart", ["workload.jobs=200"])
+
+    @contextmanager
+    def in_rounds(scenario):
+        yield sequential.InRounds(build_partitions(scenario))
+
+    shown = {}
+    backends = {
+        "rounds": in_rounds,
+        "pipelined": pipelined_backend(lambda pids: [pids], 2, lambda ready: ready[0]),
+    }
+    with patch.object(coordinator, "TICK_SECONDS", 0.0):
+        for name, backend in backends.items():
+            shown[name] = []
+            run(
+                scenario,
+                tmp_path / name,
+                lambda p, n=name: shown[n].append(p.stats.virtual_time),
+                backend=backend,
+            )
+    for times in shown.values():
+        assert times == sorted(times) and len(set(times)) > 100  # it moves on, never back
+    # Both end at the same watermark, past the last job's submission (then only the ends are left).
+    assert shown["rounds"][-1] == shown["pipelined"][-1] > max(job.submit for job in scenario.jobs)

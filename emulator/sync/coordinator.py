@@ -227,7 +227,7 @@ class RunStats:
     rounds: int = 0
     calls: int = 0
     messages: int = 0
-    virtual_time: float = 0.0  # the earliest pending time at the latest round
+    virtual_time: float = 0.0  # the trace is complete before it (the latest watermark: :meth:`passed`)
     compute_seconds: float = 0.0  # inside partitions (per round: the slowest host)
     barrier_seconds: float = 0.0  # the rest of each round: delivery, calls, gathering
     startup_seconds: float = 0.0  # opening the backend and building the partitions (Ray: its start-up)
@@ -241,6 +241,12 @@ class RunStats:
     def barrier_share(self) -> float:
         total = self.compute_seconds + self.barrier_seconds
         return self.barrier_seconds / total if total > 0 else 0.0
+
+    def passed(self, watermark: float) -> None:
+        """The sink was handed ``watermark``: the virtual time a progress display shows, whichever way
+        the partitions were driven (it never goes back, and a run's last, infinite one is not a time)."""
+        if self.virtual_time < watermark < math.inf:
+            self.virtual_time = watermark
 
 
 TICK_SECONDS = 0.25
@@ -349,7 +355,6 @@ class _Drive:
             compute = transport.compute_seconds  # (hosts beside the driver compute while it writes)
             busy = max(compute, writing) if overlapping else compute + writing
             stats.barrier_seconds += clock() - started - busy
-            stats.virtual_time = lbts
             self._took(results)
             watermark = min(grid.watermark(horizon), written)
             if hold_last and not going():  # rows past the foreground's end wait for the tail's limit
@@ -494,6 +499,7 @@ class _Drive:
 
     def _release(self, watermark: float, results: Results) -> None:
         self.held = self.sink(watermark, results)
+        self.stats.passed(watermark)
         self.tick()
 
 

@@ -304,7 +304,7 @@ class _Sequential:
         self.rows = {}
         self.gathered = 0
         watermark = self.watermark
-        self.stats.virtual_time = watermark
+        self.stats.passed(watermark)
         self.sinking = True
         self.held = self.sink(watermark, results)
         self.sinking = False
