@@ -186,7 +186,8 @@ def _run_claimed(
     except BaseException:
         writer.close(ok=False)
         raise
-    jobs = writer.close(ok=True, end=stats.end_time).drop_columns(list(PLACEMENT_COLUMNS))  # (metrics: no)
+    # No metric reads the machine and PE lists: they go before the summary (RunResult.jobs reads the file).
+    jobs = writer.close(ok=True, end=stats.end_time).drop_columns(list(PLACEMENT_COLUMNS))
     workload = {
         "jobs": len(scenario.jobs),
         "skipped_lines": len(scenario.skipped),
