@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import tempfile
 
 import pyarrow as pa
 import pytest
@@ -66,10 +67,10 @@ def test_a_sweep_writes_every_point_and_a_failing_point_leaves_the_others(tmp_pa
 
     real = sweep.run_point
 
-    def flaky(scenario, point):  # runs in the point's own process
+    def flaky(scenario, point, scratch):  # runs in the point's own process
         if point.index == 2:
             raise SystemExit(3)  # the process dies without an answer
-        return real(scenario, point)
+        return real(scenario, point, scratch)
 
     monkeypatch.setattr("emulator.engine.sweep_pool.run_point", flaky)
     out = tmp_path / "sweep"
@@ -109,7 +110,7 @@ def test_a_sweep_writes_every_point_and_a_failing_point_leaves_the_others(tmp_pa
 def test_a_point_over_its_timeout_is_stopped_and_marked(tmp_path, capsys, monkeypatch):
     import time as clock
 
-    def slow(scenario, point):
+    def slow(scenario, point, scratch):
         clock.sleep(60)
 
     monkeypatch.setattr("emulator.engine.sweep_pool.run_point", slow)
@@ -119,3 +120,18 @@ def test_a_point_over_its_timeout_is_stopped_and_marked(tmp_path, capsys, monkey
     rows = pa.ipc.open_file(str(out / "sweep.arrow")).read_all().to_pylist()
     assert [r["status"] for r in rows] == ["timeout", "timeout"]
     assert "still running after --point-timeout 0.3 s" in rows[0]["error"]
+
+
+def test_points_killed_mid_run_leave_no_scratch_folder(tmp_path, monkeypatch):
+    # Killed at their timeout mid-run (20,000 jobs take ~15 s), their run directories (scenario.toml,
+    # a lock, the trace so far) were left in the temporary folder.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr("emulator.engine.sweep_pool.POLL_SECONDS", 0.05)
+    out = tmp_path / "sweep"
+    long = ["--set", "workload.jobs=20000"]
+    assert main(sweep_argv(out, "--vary", "seed=1..3", "--point-timeout", "1.5", *long)) == 1
+    rows = pa.ipc.open_file(str(out / "sweep.arrow")).read_all().to_pylist()
+    assert [r["status"] for r in rows] == ["timeout"] * 3
+    assert list(scratch.iterdir()) == []

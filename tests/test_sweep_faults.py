@@ -62,7 +62,8 @@ def test_a_killed_sweep_leaves_no_point_worker_running(tmp_path, how):
     code = f"import sys\n{DRIVER[how]}\nsys.exit(main(sys.argv[1:]))"
     argv = [sys.executable, "-c", code, "sweep", "quickstart", "--quiet", "--workers", "2"]
     argv += ["--set", "workload.jobs=20000", "--vary", "seed=1..4", "--out", str(tmp_path / "sweep")]
-    driver = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # (a killed driver leaves its points' scratch folders)
+    driver = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     workers: set[int] = set()
     try:
         deadline = time.monotonic() + 30
@@ -270,7 +271,8 @@ def test_a_live_sweep_is_never_resumed_or_replaced_and_a_killed_one_may_be(tmp_p
     out = tmp_path / "sweep"
     argv = [sys.executable, "-m", "emulator.cli", "sweep", "quickstart", "--quiet", "--workers", "1"]
     argv += ["--set", "workload.jobs=20000", "--vary", "seed=1..3", "--out", str(out)]
-    driver = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # (a killed driver leaves its points' scratch folders)
+    driver = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     workers: set[int] = set()
     try:
         deadline = time.monotonic() + 30

@@ -31,6 +31,7 @@ import tempfile
 import tomllib
 import traceback
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -185,22 +186,33 @@ def points(varies: list[tuple[str, list[object]]], fixed: Iterable[str] = ()) ->
     return [Point(i, dict(zip(keys, combo, strict=True)), tuple(fixed)) for i, combo in enumerate(combos)]
 
 
-def run_point(scenario: str | Scenario, point: Point) -> PointResult:
+def run_point(scenario: str | Scenario, point: Point, scratch: Path | None = None) -> PointResult:
     """Run one point in this process (a pool worker or a Ray task); never raises. ``scenario``: a name
     or path, loaded here with the point's overrides, or the point's scenario loaded already (a Ray
-    task on a node that cannot read the driver's files: :mod:`actors.sweep`)."""
+    task on a node that cannot read the driver's files: :mod:`actors.sweep`). ``scratch``: the folder
+    its run directory goes in, which the caller removes (a process killed mid-point cannot); else a
+    temporary one, removed here."""
     from ..data.scenario import load
     from . import runner
 
     try:
         seed, sets = point.overrides()
         loaded = load(scenario, sets, seed=seed) if isinstance(scenario, str) else scenario
-        with tempfile.TemporaryDirectory(prefix="gridemu-point-") as tmp:
+        with scratch_folder(scratch) as tmp:
             result = runner.run(loaded, Path(tmp) / "run")
             files = {name: (result.out_dir / name).read_bytes() for name in RUN_FILES}
         return PointResult(point, _metrics(result.summary), files)
     except Exception as err:  # a failed point must not lose the others
         return PointResult(point, error=failure(err))
+
+
+def scratch_folder(folder: Path | None = None) -> AbstractContextManager:
+    """``folder`` as it is, or a new temporary folder removed on exit: where a point's run goes."""
+    return nullcontext(folder) if folder is not None else tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX)
+
+
+SCRATCH_PREFIX = "gridemu-point-"
+"""The name a point's temporary folder starts with."""
 
 
 OWN_CODE = tuple(

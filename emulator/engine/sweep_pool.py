@@ -21,14 +21,17 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 
-from .sweep import Executor, Point, PointResult, run_point
+from .sweep import SCRATCH_PREFIX, Executor, Point, PointResult, run_point
 
 POLL_SECONDS = 0.5
 """How often the driver checks for overrun points while none answers."""
@@ -42,11 +45,13 @@ ORPHANED = 70
 """A worker's exit code when it finds its driver gone (no one reads it: the driver is dead)."""
 
 
-def _child(scenario: str, point: Point, sink: Connection, parent: int, inherited: list[Connection]) -> None:
+def _child(
+    scenario: str, point: Point, scratch: Path, sink: Connection, parent: int, inherited: list[Connection]
+) -> None:
     _die_with_parent(parent)
     for conn in inherited:  # the other points' result pipes, copied by the fork: only the driver reads them
         conn.close()
-    sink.send(run_point(scenario, point))
+    sink.send(run_point(scenario, point, scratch))
     sink.close()
 
 
@@ -81,10 +86,14 @@ def _watch(parent: int) -> None:
 
 
 class _Running:
+    """A point's process, its result pipe and its scratch folder, which the driver makes and removes: a
+    process killed mid-point (its timeout, a stop, a crash) leaves its run's files behind."""
+
     def __init__(self, scenario: str, point: Point, context, others: list[Connection]) -> None:
         self.point = point
         self.receive, send = context.Pipe(duplex=False)
-        args = (scenario, point, send, os.getpid(), others)
+        self.scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+        args = (scenario, point, self.scratch, send, os.getpid(), others)
         self.process = context.Process(target=_child, args=args, daemon=True)
         self.process.start()
         send.close()  # the child holds the only sending end: its death closes the pipe
@@ -100,15 +109,19 @@ class _Running:
             result = PointResult(
                 self.point, error=f"WorkerDied: the process running it died (exit code {code})"
             )
-        self.process.join()
-        self.receive.close()
+        self.end()
         return result
 
     def kill(self, timeout: float) -> PointResult:
         self.process.kill()
+        self.end()
+        return PointResult(self.point, error=f"Timeout: still running after --point-timeout {timeout:g} s")
+
+    def end(self) -> None:
+        """The process ended (or is made to end by a kill before): its pipe and scratch folder go."""
         self.process.join()
         self.receive.close()
-        return PointResult(self.point, error=f"Timeout: still running after --point-timeout {timeout:g} s")
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def process_pool(workers: int | None = None, timeout: float | None = None) -> Executor:
@@ -133,8 +146,8 @@ def process_pool(workers: int | None = None, timeout: float | None = None) -> Ex
                             del running[conn]
                             yield job.kill(timeout)
         finally:
-            for job in running.values():  # interrupted: leave no process behind
+            for job in running.values():  # interrupted: leave no process (nor its files) behind
                 job.process.kill()
-                job.process.join()
+                job.end()
 
     return execute
