@@ -25,6 +25,7 @@ import ray
 from ray.exceptions import RayActorError
 
 from emulator.core.messages import META
+from emulator.core.model import Job
 from emulator.data.scenario import Scenario
 from emulator.engine.runner import entries
 from emulator.sync.coordinator import Calls
@@ -56,13 +57,18 @@ class Fleet:
     def __init__(self, scenario: Scenario, groups: list[list[int]], host: type):
         self.groups, self.owner = groups, owners(groups)
         self._scenario = scenario  # (each actor is sent its share: :func:`for_hosts`)
+        self._entries = entries(scenario) if isinstance(scenario, Scenario) else None  # (split once)
         self._cpus = actor_share(node_cpus(), len(groups))  # (placement: all fit, on the nodes there are)
         self._actor = ray.remote(host).options(
             num_cpus=self._cpus,
             max_restarts=0,
             runtime_env=runtime_env(scenario),  # (shipping: plug-ins)
         )
-        self.hosts = [self._actor.remote(for_hosts(scenario, group), group) for group in groups]
+        self.hosts = [self._actor.remote(self._share(group), group) for group in groups]
+
+    def _share(self, group: list[int]) -> Scenario:
+        """What the actor hosting ``group`` builds its partitions from (:func:`for_hosts`)."""
+        return for_hosts(self._scenario, group, self._entries)
 
     def connect(self, compiled: bool, direct: bool) -> None:
         """Wait until every actor has built its partitions, then open the way rounds reach them."""
@@ -90,7 +96,7 @@ class Fleet:
 
     def spawn(self, h: int):
         """A new actor for actor ``h``'s current group, not in use yet (:meth:`replace` installs it)."""
-        host = self._actor.remote(for_hosts(self._scenario, self.groups[h]), self.groups[h])
+        host = self._actor.remote(self._share(self.groups[h]), self.groups[h])
         await_started([host], [self.groups[h]], self._cpus, "to replace one that died", len(self.hosts) - 1)
         return host
 
@@ -129,7 +135,9 @@ class Fleet:
             ray.kill(host)
 
 
-def for_hosts(scenario: Scenario, pids: list[int]) -> Scenario:
+def for_hosts(
+    scenario: Scenario, pids: list[int], entered: tuple[list[list[Job]], list[Job]] | None = None
+) -> Scenario:
     """What an actor builds partitions ``pids`` from: the scenario with only the jobs they read.
 
     A cluster reads the jobs that enter it directly (a trace's site), and whether any job goes through
@@ -138,11 +146,12 @@ def for_hosts(scenario: Scenario, pids: list[int]) -> Scenario:
     they split as the whole workload does (:func:`~emulator.engine.runner.entries`) and the partitions
     are built as from the whole workload: a meta-scheduled grid's actors get next to no jobs, not all
     of them. Tables only the driver's writer reads (``jobs.arrow``'s input and trace columns) are
-    dropped. Benchmarks pass their own scenario-like objects, as they are.
+    dropped. Benchmarks pass their own scenario-like objects, as they are. ``entered``: the scenario's
+    :func:`~emulator.engine.runner.entries`, when the caller shares them between actors.
     """
     if not isinstance(scenario, Scenario):
         return scenario
-    direct, via_meta = entries(scenario)
+    direct, via_meta = entered or entries(scenario)
     jobs = [job for pid in sorted(pids) if pid != META for job in direct[pid - 1]]
     if META in pids:
         jobs += via_meta

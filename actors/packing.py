@@ -93,19 +93,12 @@ def unpack_results(data: bytes) -> Reply:
     return reply(seconds, results)
 
 
-def as_message(fields: tuple) -> Message:
-    """A message as its receiver reads it (a :class:`Message`, a status as a :class:`Status`), from the
-    plain tuple it travelled as."""
-    time, src, seq, dst, kind, payload = fields
-    if kind == STATUS:
-        payload = Status(*payload)
-    return Message(time, src, seq, dst, kind, payload)
-
-
 def as_messages(inbox: tuple) -> list[Message]:
-    """:func:`as_message` of each message of ``inbox``, in one loop: the meta partition's inbox holds a
-    status report for every event in every cluster. The tuples are made directly as the named tuples
-    (``tuple.__new__``, what ``_make`` does without its check of the length, which packing kept).
+    """The messages of ``inbox`` as their receiver reads them (each a :class:`Message`, a status payload
+    a :class:`Status`), from the plain tuples they travelled as, in one loop: the meta partition's
+    inbox holds a status report for every event in every cluster. The tuples are made directly as the
+    named tuples (``tuple.__new__``, what ``_make`` does without its check of the length, which
+    packing kept).
 
     >>> as_messages([(1.0, 2, 0, 0, 9, (7,))])[0].payload
     (7,)
