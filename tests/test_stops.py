@@ -324,15 +324,21 @@ def test_a_stop_is_held_until_ray_has_started_and_a_second_one_acts_at_once():
     def stop(signum, frame):
         raise Stop
 
+    def send() -> None:
+        """SIGTERM to this thread (``os.kill`` may hand it to another thread, a Ray session's, whose
+        handler then runs later), and a moment for Python to run its handler."""
+        signal.raise_signal(signal.SIGTERM)
+        time.sleep(0.01)
+
     previous = signal.signal(signal.SIGTERM, stop)
     reached = []
     try:
         with pytest.raises(Stop), _stops_after_start():
-            os.kill(os.getpid(), signal.SIGTERM)
+            send()
             reached.append("held")
         with pytest.raises(Stop), _stops_after_start():
-            os.kill(os.getpid(), signal.SIGTERM)
-            os.kill(os.getpid(), signal.SIGTERM)
+            send()
+            send()
             reached.append("not held")
         assert signal.getsignal(signal.SIGTERM) is stop  # the process's own handler, back
     finally:
