@@ -43,7 +43,11 @@ cluster is called only when it is the earliest, for at most its share of the
 event budget (:func:`~emulator.sync.coordinator.share` over every partition),
 so the rows held are at most one call's per partition, and those of the
 clusters a waiting hub lets run ahead, unless the sink holds more than
-:data:`~emulator.sync.coordinator.HELD_ROWS`.
+:data:`~emulator.sync.coordinator.HELD_ROWS`. The hub takes the whole budget,
+as it does in the rounds that hold it alone: a share stopped it short of its
+horizon on a grid with long links, so that it stood behind where the
+clusters' reports could let it, and their horizons (its promise plus a link)
+with it: each cluster was then called twice as often as in rounds.
 
 Termination is the coordinator's (:func:`emulator.sync.coordinator.run`): steps
 go on while a partition is busy or a message carrying a job is pending; with a
@@ -133,7 +137,7 @@ class _Sequential:
             raise ValueError(f"partitions must be numbered 0..n-1, got {sorted(partitions)}")
         self.parts = parts = [partitions[pid] for pid in range(len(partitions))]
         self.sink, self.stats, self.tick = sink, stats, tick
-        self.budget = share(budget, len(parts))
+        self.budgets = [budget] + [share(budget, len(parts))] * (len(parts) - 1)  # (the hub: whole)
         self.from_hub, to_hub = _spokes(links, len(parts))
         self.to_hub = min(to_hub, default=INF)  # the shortest link back
         self.wait = min(self.from_hub, default=INF)  # the shortest link from the hub
@@ -163,6 +167,7 @@ class _Sequential:
         if ``foreground``, some partition is busy or a message carrying a job pending; no watermark
         past ``written``."""
         parts, pending, seconds, stats = self.parts, self.pending, self.seconds, self.stats
+        budgets = self.budgets
         clock = time.perf_counter
         defer = until == INF  # (the tail drives every partition below ``until``)
         self.written = written
@@ -181,7 +186,7 @@ class _Sequential:
             queue = pending[i]
             inbox = self._deliver(i, queue, horizon) if queue and queue[0][0] < horizon else []
             started = clock()
-            result = parts[i].advance(horizon, inbox, self.budget)
+            result = parts[i].advance(horizon, inbox, budgets[i])
             now = clock()
             seconds[i] += now - started
             stats.rounds += 1
