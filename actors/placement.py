@@ -95,13 +95,14 @@ def await_started(
         progress = now if done else progress
         free, used = _cpus_by_node()
         starting = used / cpus - holding - (len(hosts) - len(waiting))  # at most this many have a node
-        if any(cpus <= room + SLACK for room in free) or len(waiting) <= starting + SLACK:
+        placed = len(waiting) <= starting + SLACK
+        if placed or any(cpus <= room + SLACK for room in free):
             roomless = now
         if now - roomless >= GRACE_SECONDS or now - progress >= START_SECONDS:
             pending = sorted(waiting.values())
             for i in pending:
                 ray.kill(hosts[i])
-            raise Unplaced(_unplaced(pending, groups, cpus, free, what, now - start))
+            raise Unplaced(_unplaced(pending, groups, cpus, free, placed, what, now - start))
 
 
 def _cpus_by_node() -> tuple[list[float], float]:
@@ -117,12 +118,17 @@ def _unplaced(
     groups: Sequence[Sequence[int]],
     cpus: float,
     free: list[float],
+    placed: bool,
     what: str,
     waited: float,
 ) -> str:
+    """The one line :class:`Unplaced` says: which partitions, and why (``placed``: Ray gave the actors
+    their CPUs, and their worker processes did not finish starting)."""
     pids = sorted(pid for i in pending for pid in groups[i])
     room = ", ".join(f"{cpu:g}" for cpu in sorted(free, reverse=True)) or "none"
-    if any(cpus <= f + SLACK for f in free):
+    if placed:
+        why = f"they had their CPUs but did not start within {waited:.0f} s (a machine too busy?)"
+    elif any(cpus <= f + SLACK for f in free):
         why = f"they did not start within {waited:.0f} s although a node has room"
     else:
         why = f"each needs {cpus:g} CPU and no Ray node has that free (free CPUs by node: {room})"

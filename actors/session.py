@@ -23,12 +23,22 @@ LOCAL_OBJECT_STORE = 256 * 1024 * 1024
 """Bytes: the barrier ships small msgpack batches; 256 MB is plenty and leaves a laptop its memory."""
 
 
+WORKER_NICENESS = "RAY_worker_niceness"
+"""What Ray adds to the niceness of the worker processes it starts (they inherit the driver's, in a
+private local Ray): 15 unless set. Ray means its workers to yield to the driver; gridemu's actors are
+the run itself, and at +15 any process at the driver's priority took the CPU from them: a second run,
+a build, Ray's own agents. With two busy processes beside it, a 2-actor run's actors had not started
+after 120 s, and the run ended (exit 4). A private local Ray adds nothing; a cluster joined keeps its
+operator's setting."""
+
+
 def init_local(num_cpus: int | None = None, **options) -> None:
     """Start a private local Ray instance, every process of it listening on 127.0.0.1 only
-    (:func:`stay_on_loopback`)."""
+    (:func:`stay_on_loopback`), its workers at the driver's priority (:data:`WORKER_NICENESS`)."""
     import ray
 
     stay_on_loopback()
+    os.environ.setdefault(WORKER_NICENESS, "0")  # (the processes it starts read it; a user's value stays)
     ray.init(
         address="local",  # (a cluster ``ray start`` left on this machine is not joined by default)
         num_cpus=num_cpus or os.cpu_count(),

@@ -6,10 +6,12 @@ One Ray instance serves every test here (starting one costs seconds).
 from __future__ import annotations
 
 import math
+import os
 import re
 import shutil
 import subprocess
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -17,6 +19,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+import actors.placement as placement  # noqa: E402
 from actors import HostDied, RayTransport, group_partitions, ray_backend, static_weights  # noqa: E402
 from actors.fleet import for_hosts  # noqa: E402
 from actors.session import init_local  # noqa: E402
@@ -442,6 +445,37 @@ def test_ray_listens_on_loopback_only(ray_instance):
     for line in ray_lines:
         local = line.split()[3]
         assert local.startswith(("127.0.0.1:", "[::ffff:127.0.0.1]:", "[::1]:")), line
+
+
+def test_actors_run_at_the_drivers_priority(ray_instance):
+    # Ray starts its workers at niceness 15: any process at the default priority beside a run (a build,
+    # another run, Ray's own agents) took the CPU from its actors, which then could not even start
+    scenario = parse(many_clusters(4, 20), "four")
+    with ray_backend(hosts=2, checkpoint_every=0)(scenario) as transport:
+        pids = ray.get([host.pid.remote() for host in transport.fleet.hosts])
+    assert len(set(pids)) == 2 and os.getpid() not in pids
+    assert [os.getpriority(os.PRIO_PROCESS, pid) for pid in pids] == [os.getpriority(os.PRIO_PROCESS, 0)] * 2
+
+
+def test_actors_given_their_cpus_that_do_not_start_are_said_to_be_slow_not_short_of_cpus(
+    ray_instance, monkeypatch
+):
+    # both CPUs held by the two actors starting, none free: it used to say "no Ray node has that free"
+    @ray.remote(num_cpus=1)
+    class Slow:
+        def __init__(self) -> None:
+            time.sleep(60)
+
+        def pid(self) -> int:
+            return os.getpid()
+
+    monkeypatch.setattr(placement, "START_SECONDS", 2.0)
+    monkeypatch.setattr(placement, "POLL_SECONDS", 0.1)
+    with pytest.raises(placement.Unplaced) as raised:
+        placement.await_started([Slow.remote(), Slow.remote()], [[1, 2], [3]], 1.0, "for the run")
+    said = str(raised.value)
+    assert said.startswith("cannot start the Ray actor(s) hosting partition(s) [1, 2, 3] for the run: ")
+    assert re.search(r"they had their CPUs but did not start within [23] s", said), said
 
 
 def test_a_sweep_on_ray_tasks_matches_in_process_runs(ray_instance, tmp_path):
