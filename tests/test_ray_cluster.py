@@ -73,7 +73,9 @@ def cluster():
                 "num_cpus": 1,
                 "temp_dir": temp,
                 "include_dashboard": False,
-                "_system_config": HEALTH_CHECKS,
+                # (workers at the driver's priority on every node, as a private Ray's: the suite's
+                # other processes would otherwise starve the actors, actors.session.WORKER_NICENESS)
+                "_system_config": {**HEALTH_CHECKS, "worker_niceness": 0},
             },
         )
         for _ in range(NODES - 1):
