@@ -9,8 +9,10 @@ line within seconds (:func:`join`).
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -39,15 +41,29 @@ def init_local(num_cpus: int | None = None, **options) -> None:
 
     stay_on_loopback()
     os.environ.setdefault(WORKER_NICENESS, "0")  # (the processes it starts read it; a user's value stays)
-    ray.init(
-        address="local",  # (a cluster ``ray start`` left on this machine is not joined by default)
-        num_cpus=num_cpus or os.cpu_count(),
-        include_dashboard=False,
-        log_to_driver=False,
-        logging_level="ERROR",
-        object_store_memory=LOCAL_OBJECT_STORE,
-        **options,
-    )
+    try:
+        ray.init(
+            address="local",  # (a cluster ``ray start`` left on this machine is not joined by default)
+            num_cpus=num_cpus or os.cpu_count(),
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level="ERROR",
+            object_store_memory=LOCAL_OBJECT_STORE,
+            **options,
+        )
+    except OSError as err:  # (the runner would name the file it writes, as if the disk had failed)
+        raise RayNotStarted(f"cannot start a local Ray: {err}{_advice(err)}") from err
+
+
+class RayNotStarted(RuntimeError):
+    """A private local Ray could not start (Ray's reason, in one line)."""
+
+
+def _advice(err: OSError) -> str:
+    """What to do about ``err``, where gridemu knows."""
+    if "AF_UNIX path length" in str(err):
+        return " (Ray keeps its sockets under RAY_TMPDIR, else TMPDIR: set RAY_TMPDIR to a shorter folder)"
+    return ""
 
 
 def join(address: str) -> None:
@@ -159,13 +175,18 @@ def stay_on_loopback() -> None:
 
 @contextmanager
 def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iterator[None]:
-    """Use the running Ray (if this process already started one), join ``address``, or start one."""
+    """Use the running Ray (if this process already started one), join ``address``, or start one.
+
+    One started here is gone when the session ends, and its session folder too (logs, sockets:
+    under Ray's ``/tmp/ray`` each run left one, 139 after a day of runs and test suites), unless an
+    error ended it: Ray's logs may then say more than the error did."""
     import ray
 
     if ray.is_initialized():
         yield
         return
     address = address or os.environ.get("RAY_ADDRESS") or None
+    folder = None
     with _own_sigterm():
         try:
             with _stops_after_start():
@@ -173,10 +194,36 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
                     join(address)
                 else:
                     init_local(num_cpus)
+                    folder = session_folder()
             yield
+        except Exception:
+            folder = None
+            raise
         finally:
             if ray.is_initialized():
                 ray.shutdown()
+            if folder is not None:
+                _remove_session(folder)
+
+
+def session_folder() -> Path | None:
+    """The folder of the Ray session this process started (None: it joined one, or Ray no longer
+    says: the folder is then left where it is)."""
+    from ray._private import worker
+
+    node = getattr(worker, "_global_node", None)
+    path = getattr(node, "get_session_dir_path", None) if node is not None else None
+    return Path(path()) if path is not None else None
+
+
+def _remove_session(folder: Path) -> None:
+    """Remove a shut-down session's ``folder``, and Ray's ``session_latest`` link beside it if it
+    names that folder (another session's link is left alone)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    latest = folder.parent / "session_latest"
+    with contextlib.suppress(OSError):
+        if latest.is_symlink() and Path(os.readlink(latest)).name == folder.name:
+            latest.unlink()
 
 
 STOPS = (signal.SIGTERM, signal.SIGINT)

@@ -55,7 +55,12 @@ def _input_errors() -> tuple[type[BaseException], ...]:
 def _emulation_errors() -> tuple[type[BaseException], ...]:
     errors: tuple[type[BaseException], ...] = (Stalled, PreemptionError, DecisionError)
     if "actors.transport" in sys.modules:  # these exist only where Ray was used
-        ray_errors = [("transport", "HostDied"), ("placement", "Unplaced"), ("session", "ClusterUnreachable")]
+        ray_errors = [
+            ("transport", "HostDied"),
+            ("placement", "Unplaced"),
+            ("session", "ClusterUnreachable"),
+            ("session", "RayNotStarted"),
+        ]
         errors += tuple(getattr(sys.modules[f"actors.{module}"], name) for module, name in ray_errors)
     return errors
 

@@ -10,10 +10,12 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import pytest
 
@@ -476,6 +478,43 @@ def test_actors_given_their_cpus_that_do_not_start_are_said_to_be_slow_not_short
     said = str(raised.value)
     assert said.startswith("cannot start the Ray actor(s) hosting partition(s) [1, 2, 3] for the run: ")
     assert re.search(r"they had their CPUs but did not start within [23] s", said), said
+
+
+SESSION = """
+import sys
+from actors.session import ray_session
+with ray_session():
+    if sys.argv[1] == "fails":
+        raise ValueError("a bug")
+"""
+
+
+@pytest.mark.parametrize("ends, left", [("returns", 0), ("fails", 1)])
+def test_a_local_ray_leaves_its_session_folder_only_when_an_error_ended_it(ends, left):
+    # (Ray's logs may say more than the error did); each run used to leave one in /tmp/ray
+    root = Path(tempfile.mkdtemp(prefix="gr-", dir="/tmp"))  # (short: Ray's socket paths must fit)
+    try:
+        env = {**os.environ, "RAY_TMPDIR": str(root)}
+        done = subprocess.run([sys.executable, "-c", SESSION, ends], env=env, capture_output=True, text=True)
+        assert done.returncode == (0 if ends == "returns" else 1), done.stderr
+        assert len(list((root / "ray").glob("session_2*"))) == left
+        assert (root / "ray" / "session_latest").is_symlink() == bool(left)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_local_ray_that_cannot_start_says_why_in_one_line_not_as_a_disk_error(tmp_path):
+    # Ray's socket paths under a deep RAY_TMPDIR pass the AF_UNIX limit: it was said as an I/O error
+    # of events.arrow.part, exit 3
+    deep = tmp_path / ("d" * 80)
+    deep.mkdir()
+    argv = [sys.executable, "-m", "emulator.cli", "run", "quickstart", "--backend", "ray", "--quiet"]
+    argv += ["--set", "workload.jobs=50", "--out", str(tmp_path / "run")]
+    done = subprocess.run(argv, env={**os.environ, "RAY_TMPDIR": str(deep)}, capture_output=True, text=True)
+    lines = done.stderr.splitlines()
+    assert done.returncode == 4 and len(lines) == 1, done.stderr
+    assert lines[0].startswith("gridemu: emulation failed: cannot start a local Ray: ")
+    assert "AF_UNIX path length" in lines[0] and lines[0].endswith("set RAY_TMPDIR to a shorter folder)")
 
 
 def test_a_sweep_on_ray_tasks_matches_in_process_runs(ray_instance, tmp_path):
