@@ -12,15 +12,17 @@ point's scenario at once.
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import ray
 
 from emulator.data.scenario import Scenario, load
-from emulator.engine.sweep import Executor, Point, PointResult, failure, run_point
+from emulator.engine.sweep import SCRATCH_PREFIX, Executor, Point, PointResult, failure, run_point
 
-from .session import ray_session
+from .session import ray_session, session_folder
 from .shipping import runtime_env
 
 AHEAD = 2
@@ -79,8 +81,13 @@ def _loaded(scenario: str, point: Point) -> Scenario | PointResult:
 
 
 def _run_here(scenario: Scenario, point: Point) -> tuple[str, PointResult]:
-    """The body of a point's task: the node it ran on, and its result."""
-    return ray.get_runtime_context().get_node_id(), run_point(scenario, point)
+    """The body of a point's task: the node it ran on, and its result.
+
+    The point's run directory goes in the node's Ray session folder, which goes with the session (a
+    private Ray's when it shuts down: :func:`~actors.session.ray_session`), so a task killed
+    mid-point (the sweep stopped) leaves nothing in the node's temporary folder."""
+    with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX, dir=session_folder()) as scratch:
+        return ray.get_runtime_context().get_node_id(), run_point(scenario, point, Path(scratch))
 
 
 __all__ = ["AHEAD", "RayTasks", "ray_tasks"]

@@ -517,6 +517,18 @@ def test_a_local_ray_that_cannot_start_says_why_in_one_line_not_as_a_disk_error(
     assert "AF_UNIX path length" in lines[0] and lines[0].endswith("set RAY_TMPDIR to a shorter folder)")
 
 
+def test_a_ray_sweep_task_runs_its_point_in_the_nodes_session_folder(ray_instance, monkeypatch):
+    # which goes with the session: a task killed mid-point left its run directory in /tmp
+    from actors import sweep as ray_sweep
+    from actors.session import session_folder
+    from emulator.engine.sweep import Point
+
+    seen = []
+    monkeypatch.setattr(ray_sweep, "run_point", lambda scenario, point, scratch: seen.append(scratch))
+    ray_sweep._run_here(load_scenario("quickstart"), Point(0, {}))
+    assert len(seen) == 1 and seen[0].parent == session_folder() and not seen[0].exists()
+
+
 def test_a_sweep_on_ray_tasks_matches_in_process_runs(ray_instance, tmp_path):
     from actors import ray_tasks
     from emulator.engine.sweep import points, run_point
