@@ -11,7 +11,7 @@ import pickle
 
 import ray
 
-from emulator.core.heap import freeze
+from emulator.core.heap import collect_rarely, freeze
 from emulator.data.scenario import Scenario
 from emulator.engine.runner import build_partitions
 from emulator.sync.coordinator import InProcess, State
@@ -30,6 +30,7 @@ class PartitionHost:
     def __init__(self, scenario: Scenario, pids: list[int]) -> None:
         self.local = InProcess(build_partitions(scenario, pids))
         freeze()  # this process hosts one run: its partitions stay out of the collector's scans
+        collect_rarely()
 
     def states(self) -> dict[int, State]:
         return self.local.states()

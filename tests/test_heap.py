@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from emulator.core.heap import frozen_heap, long_lived
+from emulator.core.heap import YOUNG, frozen_heap, long_lived
 
 
 def test_long_lived_pauses_collection_and_restores_it_nested():
@@ -30,3 +30,14 @@ def test_frozen_heap_hides_what_exists_then_gives_it_back():
     with frozen_heap():
         assert gc.get_freeze_count() > 0
     assert gc.get_freeze_count() == 0
+
+
+def test_frozen_heap_collects_the_young_rarely_then_as_before_even_after_an_error():
+    before = gc.get_threshold()
+    try:
+        with frozen_heap():
+            assert gc.get_threshold() == (YOUNG, *before[1:])
+            raise ValueError
+    except ValueError:
+        pass
+    assert gc.get_threshold() == before
