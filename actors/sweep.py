@@ -12,7 +12,6 @@ point's scenario at once.
 
 from __future__ import annotations
 
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import ray
 
 from emulator.data.scenario import Scenario, load
-from emulator.engine.sweep import SCRATCH_PREFIX, Executor, Point, PointResult, failure, run_point
+from emulator.engine.sweep import Executor, Point, PointResult, failure, run_point, scratch_folder
 
 from .session import ray_session, session_folder
 from .shipping import runtime_env
@@ -86,7 +85,7 @@ def _run_here(scenario: Scenario, point: Point) -> tuple[str, PointResult]:
     The point's run directory goes in the node's Ray session folder, which goes with the session (a
     private Ray's when it shuts down: :func:`~actors.session.ray_session`), so a task killed
     mid-point (the sweep stopped) leaves nothing in the node's temporary folder."""
-    with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX, dir=session_folder()) as scratch:
+    with scratch_folder(parent=session_folder()) as scratch:
         return ray.get_runtime_context().get_node_id(), run_point(scenario, point, Path(scratch))
 
 

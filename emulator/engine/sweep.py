@@ -206,9 +206,12 @@ def run_point(scenario: str | Scenario, point: Point, scratch: Path | None = Non
         return PointResult(point, error=failure(err))
 
 
-def scratch_folder(folder: Path | None = None) -> AbstractContextManager:
-    """``folder`` as it is, or a new temporary folder removed on exit: where a point's run goes."""
-    return nullcontext(folder) if folder is not None else tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX)
+def scratch_folder(folder: Path | None = None, parent: Path | None = None) -> AbstractContextManager:
+    """``folder`` as it is, or a new temporary folder (in ``parent``, else the system's) removed on exit:
+    where a point's run goes."""
+    if folder is not None:
+        return nullcontext(folder)
+    return tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX, dir=parent)
 
 
 SCRATCH_PREFIX = "gridemu-point-"
